@@ -1,0 +1,346 @@
+// Embedding-ingest benchmark over real HTTP:
+// `npx tsx bench/ingest-embedding/run.ts [--engine pglite|postgres|both] [--seconds N] [--profile DIR]`.
+// See README.md.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import { createServer } from 'node:net';
+import { availableParallelism, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { sql } from 'kysely';
+import { openStore, type Engine, type Store } from '../../src/store/engine.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
+const PATH = '/api/v1/documents/ingest/embedding';
+const CONCURRENCY = [1, 8, 32];
+const AIM: Record<Engine, number> = { postgres: 300, pglite: 100 };
+const DIMS = 1536;
+
+const { values: args } = parseArgs({
+  options: {
+    engine: { type: 'string', default: 'both' },
+    seconds: { type: 'string', default: '10' },
+    profile: { type: 'string' }, // directory for the server's --cpu-prof output
+  },
+});
+const seconds = Number(args.seconds);
+if (!['pglite', 'postgres', 'both'].includes(args.engine!) || !(seconds > 0)) {
+  console.error('usage: run.ts [--engine pglite|postgres|both] [--seconds N] [--profile DIR]');
+  process.exit(2);
+}
+const engines: Engine[] = args.engine === 'both' ? ['pglite', 'postgres'] : [args.engine as Engine];
+
+// ---------------------------------------------------------------------------------------------
+// Request bodies: random vectors and a few paragraphs of prose, pre-serialised in pools so that
+// the client spends its CPU on HTTP rather than on JSON; external_id is unique per request.
+
+const WORDS = (
+  'the a report quarterly revenue customer contract service team project data system review ' +
+  'policy market growth product release support network security update budget analysis risk ' +
+  'delivery schedule invoice account region office manager engineer partner agreement storage ' +
+  'performance quality request change meeting plan results increase decrease shows includes ' +
+  'requires describes confirms expects improved delayed approved final annual new current our ' +
+  'their with for from after before during under across within'
+).split(' ');
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)];
+
+function sentence(): string {
+  const words = Array.from({ length: 8 + Math.floor(Math.random() * 12) }, () => pick(WORDS));
+  if (Math.random() < 0.3) words.splice(4, 0, `${(Math.random() * 100).toFixed(1)}%,`);
+  const text = words.join(' ');
+  return text[0].toUpperCase() + text.slice(1) + pick(['.', '.', '.', '?', '!']);
+}
+
+function content(): string {
+  const target = 1000 + Math.random() * 1000;
+  const paragraphs: string[] = [];
+  while (paragraphs.join('\n\n').length < target) {
+    paragraphs.push(Array.from({ length: 3 + Math.floor(Math.random() * 3) }, sentence).join(' '));
+  }
+  return paragraphs.join('\n\n').slice(0, 2900);
+}
+
+const vectors = Array.from({ length: 128 }, () => JSON.stringify(Array.from({ length: DIMS }, () => Math.random() * 2 - 1)));
+const contents = Array.from({ length: 128 }, () => JSON.stringify(content()));
+let sequence = 0;
+
+function body(): string {
+  const n = sequence++;
+  const metadata = { source: 'bench', category: pick(['finance', 'legal', 'ops']), year: 2015 + (n % 10), tags: ['a', 'b'] };
+  const externalId = n % 2 === 0 ? `,"external_id":"bench-${n}"` : '';
+  return `{"embedding":${pick(vectors)},"content":${pick(contents)},"metadata":${JSON.stringify(metadata)}${externalId}}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server process, started the way users run it.
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+interface Server {
+  port: number;
+  child: ChildProcess;
+  output: () => string;
+}
+
+async function startServer(env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.profile)}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts', 'serve'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', FOLIO_API_KEYS: 'bench:bench:write', FOLIO_RATE_LIMIT: '0', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) break;
+    const ok = await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false);
+    if (ok) return { port, child, output: () => output };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not become ready:\n${output}`);
+}
+
+async function stopServer(server: Server): Promise<void> {
+  if (server.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  await exited;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load: `clients` loops, each posting one request at a time over a keep-alive connection.
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(...CONCURRENCY) });
+
+function post(port: number, payload: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve) => {
+    const request = http.request(
+      {
+        agent,
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: PATH,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), 'x-api-key': 'bench' },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (c: Buffer) => chunks.push(c));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+        response.on('error', (e) => resolve({ status: 0, text: String(e) }));
+      },
+    );
+    request.on('error', (e) => resolve({ status: 0, text: String(e) }));
+    request.end(payload);
+  });
+}
+
+interface Level {
+  clients: number;
+  requests: number;
+  created: number;
+  errors: number;
+  firstError: string | null;
+  seconds: number;
+  latencies: number[];
+  serverCpu: number; // seconds of server process CPU
+  clientCpu: number; // seconds of this (load generator) process's CPU
+  busy: number; // fraction of the machine's CPU time in use (all processes)
+}
+
+// utime + stime of a process, in seconds (Linux, USER_HZ = 100; 0 elsewhere).
+function processCpu(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+// [busy, total] jiffies of the whole machine (Linux; zeros elsewhere).
+function machineCpu(): [number, number] {
+  try {
+    const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
+    const total = ticks.reduce((a, b) => a + b, 0);
+    return [total - ticks[3] - (ticks[4] ?? 0), total];
+  } catch {
+    return [0, 0];
+  }
+}
+
+// Share of the machine's CPU already in use by other processes, sampled over `ms`.
+async function backgroundLoad(ms = 1000): Promise<number> {
+  const [busy0, total0] = machineCpu();
+  await new Promise((r) => setTimeout(r, ms));
+  const [busy1, total1] = machineCpu();
+  return total1 > total0 ? (busy1 - busy0) / (total1 - total0) : 0;
+}
+
+async function load(server: Server, clients: number, durationS: number): Promise<Level> {
+  const level: Level = { clients, requests: 0, created: 0, errors: 0, firstError: null, seconds: 0, latencies: [], serverCpu: 0, clientCpu: 0, busy: 0 };
+  const cpu0 = processCpu(server.child.pid!);
+  const client0 = process.cpuUsage();
+  const [busy0, total0] = machineCpu();
+  const start = performance.now();
+  const deadline = start + durationS * 1000;
+  const loop = async () => {
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      const { status, text } = await post(server.port, body());
+      level.latencies.push(performance.now() - t0);
+      level.requests++;
+      if (status === 201) level.created++;
+      else {
+        level.errors++;
+        level.firstError ??= `HTTP ${status}: ${text.slice(0, 500)}`;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, loop));
+  level.seconds = (performance.now() - start) / 1000;
+  level.serverCpu = processCpu(server.child.pid!) - cpu0;
+  const client = process.cpuUsage(client0);
+  level.clientCpu = (client.user + client.system) / 1e6;
+  const [busy1, total1] = machineCpu();
+  level.busy = total1 > total0 ? (busy1 - busy0) / (total1 - total0) : 0;
+  return level;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One engine: fresh store, server, warm-up, the levels, then the durability check.
+
+interface EngineResult {
+  engine: Engine;
+  levels: Level[];
+  created: number;
+  stored: number;
+  background: number;
+}
+
+async function runEngine(engine: Engine): Promise<EngineResult> {
+  let env: Record<string, string>;
+  let openCheckStore: () => Promise<Store>;
+  let cleanup: () => Promise<void>;
+  let count: (store: Store) => Promise<number>;
+
+  if (engine === 'pglite') {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-bench-'));
+    env = { FOLIO_DATA_DIR: dataDir, DATABASE_URL: '' };
+    openCheckStore = () => openStore({ databaseUrl: null, dataDir });
+    count = async (store) => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM documents`.execute(store.db)).rows[0].n);
+    cleanup = () => rm(dataDir, { recursive: true, force: true });
+  } else {
+    const schema = `bench_ingest_${randomBytes(4).toString('hex')}`;
+    const admin = await openStore({ databaseUrl: POSTGRES_URL, dataDir: null, poolSize: 1 });
+    await sql`CREATE SCHEMA ${sql.id(schema)}`.execute(admin.db);
+    // The server gets the schema through the URL (main.ts passes no `schema` to openStore).
+    // pg lets the URL's `options` replace the pool's, so the statement timeout rides along.
+    const options = encodeURIComponent(`-c statement_timeout=30000 -c search_path=${schema}`);
+    env = { DATABASE_URL: `${POSTGRES_URL}?options=${options}` };
+    openCheckStore = async () => admin;
+    // Schema-qualified, so documents written anywhere else would show as missing here.
+    count = async (store) =>
+      Number((await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.id(schema, 'documents')}`.execute(store.db)).rows[0].n);
+    cleanup = async () => {
+      await sql`DROP SCHEMA ${sql.id(schema)} CASCADE`.execute(admin.db);
+      await admin.close();
+    };
+  }
+
+  try {
+    const background = await backgroundLoad();
+    const server = await startServer(env);
+    const levels: Level[] = [];
+    let warmupCreated = 0;
+    try {
+      // Warm up at the highest concurrency so that every keep-alive connection is open before
+      // measuring: on PGlite, connections opened while the server is saturated wait seconds.
+      const warmup = await load(server, Math.max(...CONCURRENCY), 1);
+      warmupCreated = warmup.created;
+      if (warmup.firstError) console.error(`[${engine}] warm-up error: ${warmup.firstError}`);
+      for (const clients of CONCURRENCY) {
+        const level = await load(server, clients, seconds);
+        levels.push(level);
+        console.error(`[${engine}] ${clients} clients: ${(level.created / level.seconds).toFixed(0)} ingests/s`);
+      }
+    } finally {
+      await stopServer(server); // releases the data dir lock so that the store can be opened here
+    }
+    const created = warmupCreated + levels.reduce((n, l) => n + l.created, 0);
+    const store = await openCheckStore();
+    try {
+      return { engine, levels, created, stored: await count(store), background };
+    } finally {
+      if (store.engine === 'pglite') await store.close();
+    }
+  } finally {
+    await cleanup();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+function report(results: EngineResult[]): void {
+  const header = ['engine', 'clients', 'requests', 'ingests/s', 'aim/s', 'p50 ms', 'p99 ms', 'errors', 'server cpu ms/req', 'client cpu ms/req', 'machine cpu busy'];
+  const rows = results.flatMap(({ engine, levels }) =>
+    levels.map((l) => {
+      const sorted = [...l.latencies].sort((a, b) => a - b);
+      const rate = l.created / l.seconds;
+      return [
+        engine,
+        String(l.clients),
+        String(l.requests),
+        rate.toFixed(0),
+        `>=${AIM[engine]} ${rate >= AIM[engine] ? 'met' : 'MISSED'}`,
+        percentile(sorted, 0.5).toFixed(1),
+        percentile(sorted, 0.99).toFixed(1),
+        String(l.errors),
+        l.serverCpu > 0 ? ((1000 * l.serverCpu) / l.requests).toFixed(2) : '-',
+        ((1000 * l.clientCpu) / l.requests).toFixed(2),
+        l.busy > 0 ? `${(100 * l.busy).toFixed(0)}%` : '-',
+      ];
+    }),
+  );
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  console.log(`\nPOST ${PATH}, ${seconds}s per level, 1536-dim vectors, ~1-2 KB content\n`);
+  console.log(line(header));
+  console.log(line(widths.map((w) => '-'.repeat(w))));
+  rows.forEach((r) => console.log(line(r)));
+  console.log();
+  for (const r of results) {
+    const best = Math.max(...r.levels.map((l) => l.created / l.seconds));
+    console.log(`${r.engine}: best ${best.toFixed(0)} ingests/s, aim >= ${AIM[r.engine]}/s: ${best >= AIM[r.engine] ? 'met' : 'MISSED'}`);
+    console.log(`  CPU already busy before the run (other processes): ${(100 * r.background).toFixed(0)}% of ${availableParallelism()} cores`);
+    for (const l of r.levels) if (l.firstError) console.log(`  first error at ${l.clients} clients: ${l.firstError}`);
+    const ok = r.stored === r.created;
+    console.log(`  stored documents ${r.stored}, 201 responses ${r.created}: ${ok ? 'match' : 'MISMATCH'}`);
+    if (!ok) process.exitCode = 1;
+    if (r.levels.some((l) => l.errors > 0)) process.exitCode = 1;
+  }
+}
+
+const results: EngineResult[] = [];
+for (const engine of engines) results.push(await runEngine(engine));
+agent.destroy();
+report(results);

@@ -1,0 +1,40 @@
+// Metadata update by external id: a JSON Merge Patch (RFC 7396) applied to the latest version.
+import type { Kysely } from 'kysely';
+import { errors } from '../errors.js';
+import { findVersions, lockDocument, updateMetadata } from '../store/documents.js';
+import type { Database } from '../store/schema.js';
+import { assertStorableText } from './json-text.js';
+import { documentView, type DocumentView } from './views.js';
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** RFC 7396: objects merge key by key, `null` removes a key, anything else replaces. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch)) return patch;
+  const result: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
+
+export async function patchMetadata(
+  db: Kysely<Database>,
+  workspaceId: number,
+  externalId: string,
+  patch: Record<string, unknown>,
+): Promise<{ status: boolean; data: DocumentView }> {
+  assertStorableText(patch, ['body', 'metadata']);
+  const updated = await db.transaction().execute(async (trx) => {
+    const [latest] = await findVersions(trx, workspaceId, externalId, true);
+    if (!latest) throw errors.notFound(`Document with external_id ${externalId}`);
+    // Lock the row so that concurrent patches apply one after the other, none lost.
+    const current = await lockDocument(trx, latest.id);
+    if (!current) throw errors.notFound(`Document with external_id ${externalId}`);
+    return updateMetadata(trx, current.id, mergePatch(current.metadata, patch) as Record<string, unknown>);
+  });
+  return { status: true, data: documentView(updated) };
+}

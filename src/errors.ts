@@ -1,0 +1,64 @@
+// The error catalogue: every error code of decisions.md with its HTTP status, and factories
+// that services throw. One renderer (http/errors.ts) turns them into response bodies.
+
+export const ERROR_STATUS = {
+  INVALID_REQUEST: 400,
+  INVALID_FILTER: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  RESOURCE_NOT_FOUND: 404,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+/** One item of a 422 body, FastAPI style. */
+export interface ValidationIssue {
+  loc: string[];
+  msg: string;
+  type: string;
+}
+
+/** A request that fails validation; rendered as 422 `{detail: [...]}`. */
+export class ValidationError extends Error {
+  readonly issues: ValidationIssue[];
+
+  constructor(issues: ValidationIssue[]) {
+    super(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+    this.name = 'ValidationError';
+    this.issues = issues;
+  }
+}
+
+export const errors = {
+  invalidRequest: (message: string) => new AppError('INVALID_REQUEST', message),
+  invalidFilter: (path: string, message: string) =>
+    new AppError('INVALID_FILTER', path ? `${path}: ${message}` : message),
+  unauthorized: (message = 'A valid X-API-Key header is required') => new AppError('UNAUTHORIZED', message),
+  forbidden: (scope: string) => new AppError('FORBIDDEN', `This API key lacks the "${scope}" scope`),
+  notFound: (what: string) => new AppError('RESOURCE_NOT_FOUND', `${what} not found`),
+  payloadTooLarge: (limitBytes: number) =>
+    new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${limitBytes} bytes`),
+  unsupportedMediaType: (message: string) => new AppError('UNSUPPORTED_MEDIA_TYPE', message),
+  rateLimited: (retryAfterSeconds: number) =>
+    new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded; retry in ${retryAfterSeconds} s`),
+  internal: () => new AppError('INTERNAL_ERROR', 'Internal server error'),
+  unavailable: (message: string) => new AppError('SERVICE_UNAVAILABLE', message),
+  validation: (loc: string[], msg: string, type = 'value_error') => new ValidationError([{ loc, msg, type }]),
+};

@@ -1,0 +1,197 @@
+// The RunExtraction task: read the document (fetch a URL, parse an upload, or take an
+// ingested document's pages), extract with the language model when one is configured or
+// offline otherwise, check every record against the schema, and store what was read and
+// the result in one transaction that completes the task.
+import type { Kysely } from 'kysely';
+import type { LlmProvider } from '../providers/llm/types.js';
+import { ParseError, detectFormat, type ParserPool } from '../ingest/parsers/index.js';
+import { FetchError, fetchUrl } from '../ingest/url-fetch.js';
+import type { BlobStore } from '../store/blobs.js';
+import { findDocument, pagesOfDocument } from '../store/documents.js';
+import { findExtraction, insertExtractionDocument, insertExtractionResult, lockExtraction, type ExtractionRow } from '../store/extractions.js';
+import type { Database } from '../store/schema.js';
+import { TaskError, type TaskContext, type TaskHandler } from '../tasks/worker.js';
+import { ExtractionFailure, extractWithLlm } from './llm.js';
+import { extractOffline, type ExtractedRecord } from './offline.js';
+import { validationErrors } from './schema.js';
+import { RUN_TASK_KIND, type RunExtractionPayload } from './service.js';
+
+export interface ExtractionDeps {
+  db: Kysely<Database>;
+  blobs: BlobStore;
+  parsers: ParserPool;
+  /** The language model; null extracts offline. */
+  llm: LlmProvider | null;
+  maxFileBytes: number;
+  urlAllowlist: string[];
+  urlTimeoutMs: number;
+}
+
+interface ReadDocument {
+  pages: string[];
+  title: string | null;
+  fileName: string | null;
+  contentType: string | null;
+  fileUrl: string | null;
+  documentId: number | null;
+}
+
+function throttled(ctx: TaskContext): (percent: number, message: string, force?: boolean) => Promise<void> {
+  let last = 0;
+  return async (percent, message, force = false) => {
+    const now = Date.now();
+    if (!force && now - last < 250) return;
+    last = now;
+    await ctx.progress(percent, message);
+  };
+}
+
+async function parseBytes(deps: ExtractionDeps, ctx: TaskContext, bytes: Buffer, payload: RunExtractionPayload, name: string, report: ReturnType<typeof throttled>) {
+  const format = payload.format ?? detectFormat(bytes, payload.fileName, payload.contentType);
+  if (!format) throw new TaskError(`${name} is not a supported document (${payload.contentType ?? 'unknown type'})`);
+  await report(10, `Parsing ${name}`, true);
+  try {
+    return await deps.parsers.parse(bytes, format, (done, total) => {
+      void report(10 + (25 * done) / Math.max(total, 1), `Parsed page ${done} of ${total}`).catch(() => undefined);
+    });
+  } catch (error) {
+    if (error instanceof ParseError) throw new TaskError(`Could not read ${name}: ${error.message}`);
+    throw error;
+  }
+}
+
+async function readSource(deps: ExtractionDeps, ctx: TaskContext, payload: RunExtractionPayload, report: ReturnType<typeof throttled>): Promise<ReadDocument> {
+  const workspaceId = ctx.task.workspace_id;
+  if (payload.source === 'document') {
+    const documentId = payload.documentId!;
+    const document = await findDocument(deps.db, workspaceId, documentId);
+    if (!document) throw new TaskError(`Document ${documentId} was deleted before the extraction could read it`);
+    const pages = (await pagesOfDocument(deps.db, documentId)).map((p) => p.content);
+    const title = typeof document.metadata.title === 'string' ? document.metadata.title : null;
+    await report(35, `Read ${pages.length} page${pages.length === 1 ? '' : 's'} of document ${documentId}`, true);
+    return { pages, title, fileName: null, contentType: null, fileUrl: document.file_url, documentId };
+  }
+  if (payload.source === 'url') {
+    const url = payload.url!;
+    await report(2, `Fetching ${url}`, true);
+    let fetched;
+    try {
+      fetched = await fetchUrl(url, { allowlist: deps.urlAllowlist, maxBytes: deps.maxFileBytes, totalTimeoutMs: deps.urlTimeoutMs, signal: ctx.signal });
+    } catch (error) {
+      if (error instanceof FetchError) throw new TaskError(error.message, error.transient);
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      throw new TaskError(`Could not fetch ${url}`, true);
+    }
+    if (fetched.bytes.length === 0) throw new TaskError(`${url} answered an empty body`);
+    const lastSegment = new URL(fetched.finalUrl).pathname.split('/').filter(Boolean).pop();
+    const fileName = fetched.filename ?? (lastSegment ? decodeURIComponent(lastSegment) : null);
+    const format = detectFormat(fetched.bytes, fileName, fetched.contentType);
+    if (!format) throw new TaskError(`${url} is not a supported document (${fetched.contentType ?? 'unknown type'})`);
+    await deps.blobs.put(payload.blobKey, fetched.bytes);
+    const parsed = await parseBytes(deps, ctx, Buffer.from(fetched.bytes), { ...payload, format }, url, report);
+    return { pages: parsed.pages, title: parsed.title, fileName, contentType: fetched.contentType, fileUrl: url, documentId: null };
+  }
+  const name = payload.fileName ?? 'the file';
+  let bytes: Buffer;
+  try {
+    bytes = await deps.blobs.read(payload.blobKey);
+  } catch {
+    throw new TaskError(`The stored copy of ${name} is missing; upload it again`);
+  }
+  const parsed = await parseBytes(deps, ctx, bytes, payload, name, report);
+  return { pages: parsed.pages, title: parsed.title, fileName: payload.fileName ?? null, contentType: payload.contentType ?? null, fileUrl: null, documentId: null };
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** Records that pass the schema; a single record that does not fails the run, saying why. */
+function checked(extraction: ExtractionRow, records: ExtractedRecord[]): { records: ExtractedRecord[]; dropped: number } {
+  const valid: ExtractedRecord[] = [];
+  let dropped = 0;
+  let firstProblem: string | null = null;
+  for (const record of records) {
+    const problems = validationErrors(extraction.schema, record);
+    if (problems.length === 0) valid.push(record);
+    else {
+      dropped++;
+      firstProblem ??= problems[0];
+    }
+  }
+  if (!extraction.multiple && valid.length !== 1) {
+    throw new TaskError(`The document does not give a record that satisfies the schema: ${firstProblem ?? 'nothing was extracted'}`);
+  }
+  return { records: valid, dropped };
+}
+
+async function runExtraction(deps: ExtractionDeps, ctx: TaskContext): Promise<void> {
+  const payload = ctx.task.payload as unknown as RunExtractionPayload;
+  const workspaceId = ctx.task.workspace_id;
+  const report = throttled(ctx);
+  const extraction = await findExtraction(deps.db, workspaceId, payload.extractionId);
+  if (!extraction) {
+    if (payload.source !== 'document') await deps.blobs.delete(payload.blobKey).catch(() => undefined);
+    throw new TaskError(`Extraction ${payload.extractionId} was deleted before the run started`);
+  }
+  const read = await readSource(deps, ctx, payload, report);
+  ctx.signal.throwIfAborted();
+  if (read.pages.every((p) => p.trim() === '')) throw new TaskError('No text could be extracted from the document');
+
+  const input = { pages: read.pages, title: read.title };
+  const engine = deps.llm ? `language model ${deps.llm.model}` : 'offline extractor';
+  let records: ExtractedRecord[];
+  if (deps.llm) {
+    await report(40, `Extracting with the ${engine}`, true);
+    try {
+      records = await extractWithLlm(deps.llm, extraction.schema, extraction.multiple, input, {
+        name: extraction.name,
+        description: extraction.description,
+        signal: ctx.signal,
+        onProgress: (done, total) => report(40 + (50 * done) / total, `Extracted part ${done} of ${total}`, done === total),
+      });
+    } catch (error) {
+      if (error instanceof ExtractionFailure) throw new TaskError(error.message, error.transient);
+      throw error;
+    }
+  } else {
+    await report(40, `Extracting with the ${engine}`, true);
+    records = extractOffline(extraction.schema, extraction.multiple, input);
+  }
+  const { records: results, dropped } = checked(extraction, records);
+  await report(92, `Storing ${plural(results.length, 'record')}`, true);
+
+  await ctx.commit(async (trx) => {
+    // The definition may have been deleted meanwhile: then nothing is stored.
+    if (!(await lockExtraction(trx, workspaceId, extraction.id))) {
+      throw new TaskError(`Extraction ${extraction.id} was deleted while the run was going on`);
+    }
+    const extractionDocumentId = await insertExtractionDocument(trx, {
+      workspaceId,
+      extractionId: extraction.id,
+      taskIdentifier: ctx.task.identifier,
+      source: payload.source,
+      documentId: read.documentId,
+      filePath: payload.blobKey,
+      fileUrl: read.fileUrl,
+      fileName: read.fileName,
+      contentType: read.contentType,
+      title: read.title,
+      pages: read.pages,
+    });
+    const result = await insertExtractionResult(trx, {
+      workspaceId,
+      extractionId: extraction.id,
+      extractionDocumentId,
+      taskIdentifier: ctx.task.identifier,
+      results,
+      engine: deps.llm ? `llm:${deps.llm.model}` : 'offline',
+    });
+    const droppedNote = dropped > 0 ? `; ${plural(dropped, 'incomplete record')} left out` : '';
+    return { documentId: null, message: `Completed: ${plural(results.length, 'record')} extracted by the ${engine}${droppedNote}`, result: result.id };
+  });
+}
+
+export function extractionHandlers(deps: ExtractionDeps): Record<string, TaskHandler> {
+  return { [RUN_TASK_KIND]: (ctx) => runExtraction(deps, ctx) };
+}

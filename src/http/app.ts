@@ -1,0 +1,109 @@
+// The Fastify application: plugins (request ids, validation, errors, auth, rate limit,
+// OpenAPI) and routes. Built from already-open dependencies; main.ts does the wiring.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Config } from '../config.js';
+import type { CachedEmbedder } from '../providers/embeddings/index.js';
+import type { LlmProvider } from '../providers/llm/types.js';
+import type { VectorIndex } from '../search/vector-index.js';
+import { ValidationError, errors } from '../errors.js';
+import type { BlobStore } from '../store/blobs.js';
+import type { Store } from '../store/engine.js';
+import type { KeyResolver } from '../workspaces/keys.js';
+import { registerAuth } from './auth.js';
+import { API_VERSION, errorBody } from './envelope.js';
+import { createErrorHandler } from './errors.js';
+import type { RateLimiter } from './rate-limit.js';
+import { answerRoutes } from './routes/answer.js';
+import { documentRoutes } from './routes/documents.js';
+import { extractionRoutes } from './routes/extractions.js';
+import { healthRoutes } from './routes/health.js';
+import { ingestRoutes } from './routes/ingest.js';
+import { keyRoutes } from './routes/keys.js';
+import { searchRoutes } from './routes/search.js';
+import { taskRoutes } from './routes/tasks.js';
+import { validatorCompiler } from './validation.js';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  keys: KeyResolver;
+  rateLimiter: RateLimiter | null;
+  index: VectorIndex;
+  embedder: CachedEmbedder;
+  /** The language model when one is configured; null runs every feature offline. */
+  llm: LlmProvider | null;
+  blobs: BlobStore;
+  /** Told when a task is queued (a worker in this process wakes up). */
+  onEnqueue: () => void;
+  /** false silences request logs (tests); otherwise pino at config.logLevel. */
+  logger?: boolean;
+}
+
+export type App = FastifyInstance;
+
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { config } = deps;
+  const app = Fastify({
+    logger: deps.logger === false ? false : { level: config.logLevel },
+    bodyLimit: config.bodyLimit,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    ajv: { customOptions: { strict: false } },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler(createErrorHandler(config.bodyLimit));
+  app.setNotFoundHandler((request, reply) => {
+    reply.status(404).send(errorBody('envelope', errors.notFound(`Route ${request.method} ${request.url.split('?')[0]}`)));
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  // JSON only: any other body type answers 415 rather than being validated as a string.
+  app.removeContentTypeParser('text/plain');
+  // Malformed JSON is a 422 (json_invalid), as FastAPI answers it.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(
+        new ValidationError([{ loc: ['body'], msg: `JSON decode error: ${(error as Error).message}`, type: 'json_invalid' }]),
+        undefined,
+      );
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Folio', description: 'Document retrieval and extraction service', version: API_VERSION },
+      components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
+      security: [{ ApiKey: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  registerAuth(app, deps.keys, deps.rateLimiter);
+  await app.register(healthRoutes(deps));
+  await app.register(documentRoutes(deps), { prefix: '/api/v1' });
+  await app.register(ingestRoutes(deps), { prefix: '/api/v1' });
+  await app.register(searchRoutes(deps), { prefix: '/api/v1' });
+  await app.register(answerRoutes(deps), { prefix: '/api/v1' });
+  await app.register(extractionRoutes(deps), { prefix: '/api/v1' });
+  await app.register(taskRoutes(deps), { prefix: '/api/v1' });
+  await app.register(keyRoutes(deps), { prefix: '/api/v1' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.ready();
+  return app;
+}

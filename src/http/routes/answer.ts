@@ -1,0 +1,84 @@
+// Question answering route: POST /documents/answer.
+import { Type } from 'typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { answerQuestion } from '../../answer/answer.js';
+import type { AnswerFormat } from '../../answer/extractive.js';
+import { Optimizer, catalogueFor } from '../../answer/optimize.js';
+import type { AppDeps } from '../app.js';
+import { envelope } from '../envelope.js';
+import { ApiKeyHeader, DocumentFilters, Envelope, FilterObject, Metadata, envelopeErrors } from '../schemas.js';
+
+const Format = Type.Unsafe<AnswerFormat>({ type: 'string', enum: ['MARKDOWN', 'PLAIN_TEXT'], default: 'MARKDOWN' });
+
+const AnswerBody = Type.Object({
+  question: Type.String({ minLength: 1, maxLength: 10000, pattern: '\\S' }),
+  format: Format,
+  ...DocumentFilters.properties,
+  optimize_metadata: Type.Boolean({ default: false }),
+  optimize_question: Type.Boolean({ default: false }),
+  top_k: Type.Integer({ minimum: 1, maximum: 50, default: 5, description: 'Most sources returned' }),
+});
+
+const Source = Type.Object({
+  document_id: Type.Integer(),
+  page_number: Type.Integer(),
+  relevance: Type.String({ description: 'Retrieval relevance of the page, four decimals' }),
+  document_metadata: Metadata,
+  sentence_ids: Type.Array(Type.Integer(), { description: 'Sentences of the page the answer drew on' }),
+});
+
+const AnswerData = Type.Object({
+  answer: Type.String(),
+  format: Format,
+  sources: Type.Array(Source),
+  optimized_question: Type.String(),
+  optimized_metadata: FilterObject,
+});
+
+export function answerRoutes(deps: AppDeps): FastifyPluginAsync {
+  return async (plugin) => {
+    const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+    const db = deps.store.db;
+    const optimizer = new Optimizer({
+      db,
+      catalogue: catalogueFor(db),
+      llm: deps.llm,
+      onLlmError: (err) => app.log.warn({ err }, 'language model failed during query optimisation; offline matcher used'),
+    });
+    app.post(
+      '/documents/answer',
+      {
+        config: { scope: 'read' },
+        schema: {
+          tags: ['answer'],
+          summary: 'Answer a question from the documents matching the filters, citing its sources',
+          description:
+            'Retrieves pages with the hybrid search, then answers: with a language model, a grounded answer whose ' +
+            'citations are checked against the retrieved pages; otherwise (or when the model fails or cites nothing ' +
+            'retrieved) an extractive answer from the best sentences. Marker [n] in the answer refers to sources[n-1]. ' +
+            'The x-folio-answer-mode header says which: llm, extractive, fallback or none.',
+          headers: ApiKeyHeader,
+          body: AnswerBody,
+          response: { 200: Envelope(AnswerData), ...envelopeErrors },
+        },
+      },
+      async (request, reply) => {
+        const outcome = await answerQuestion(
+          {
+            db,
+            index: deps.index,
+            embedder: deps.embedder,
+            llm: deps.llm,
+            optimizer,
+            onLlmError: (err) => request.log.warn({ err }, 'language-model answer not used; extractive answer returned'),
+          },
+          request.principal.workspaceId,
+          request.body,
+        );
+        reply.header('x-folio-answer-mode', outcome.mode);
+        return envelope(outcome.data);
+      },
+    );
+  };
+}

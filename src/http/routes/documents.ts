@@ -1,0 +1,214 @@
+// Document routes: embedding ingest, retrieval, content drill-down, metadata patch,
+// deletion and deletion previews. Each validates, calls one service function, shapes.
+import { Type } from 'typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { ingestEmbedding } from '../../documents/ingest-embedding.js';
+import { deleteByExternalId, deleteById, previewDeleteByExternalId, previewDeleteByFilter } from '../../documents/deletion.js';
+import { patchMetadata } from '../../documents/metadata.js';
+import {
+  getDocument,
+  getDocumentByTask,
+  getLatestByExternalId,
+  getPage,
+  getParagraph,
+  listVersions,
+} from '../../documents/retrieval.js';
+import { EMBEDDING_DIMENSIONS } from '../../search/vectors.js';
+import type { AppDeps } from '../app.js';
+import { envelope } from '../envelope.js';
+import {
+  ApiKeyHeader,
+  DeletePreview,
+  DeleteResult,
+  Document,
+  DocumentFilters,
+  DocumentWithPages,
+  Envelope,
+  IngestReceipt,
+  Id,
+  Metadata,
+  Nullable,
+  Page,
+  Paragraph,
+  bareErrors,
+  envelopeErrors,
+} from '../schemas.js';
+
+const ExternalIdParam = Type.Object({ external_id: Type.String({ minLength: 1, maxLength: 255 }) });
+const DocumentIdParam = Type.Object({ document_id: Id });
+const TaskParam = Type.Object({ task_identifier: Type.String({ minLength: 1, maxLength: 255 }) });
+const LatestOnlyQuery = Type.Object({ latest_only: Type.Boolean({ default: true }) });
+
+const EmbeddingIngestBody = Type.Object({
+  embedding: Type.Array(Type.Number(), { minItems: EMBEDDING_DIMENSIONS, maxItems: EMBEDDING_DIMENSIONS }),
+  content: Type.String({ maxLength: 3000 }),
+  metadata: Type.Optional(Nullable(Metadata)),
+  external_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255 }))),
+});
+
+const tags = ['documents'];
+
+export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
+  const db = deps.store.db;
+  return async (plugin) => {
+    const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+
+    app.post(
+      '/documents/ingest/embedding',
+      {
+        config: { scope: 'write' },
+        schema: {
+          tags,
+          summary: 'Create a document from a precomputed embedding (synchronous)',
+          headers: ApiKeyHeader,
+          body: EmbeddingIngestBody,
+          response: { 201: Envelope(IngestReceipt), ...envelopeErrors },
+        },
+      },
+      async (request, reply) => {
+        const receipt = await ingestEmbedding(db, request.principal.workspaceId, request.body);
+        return reply.status(201).send(envelope(receipt));
+      },
+    );
+
+    app.get(
+      '/documents/task/:task_identifier',
+      {
+        config: { scope: 'read' },
+        schema: { tags, summary: 'The document created by a task, with pages', headers: ApiKeyHeader, params: TaskParam, response: { 200: Envelope(DocumentWithPages), ...envelopeErrors } },
+      },
+      async (request) => envelope(await getDocumentByTask(db, request.principal.workspaceId, request.params.task_identifier)),
+    );
+
+    app.get(
+      '/documents/internal/:document_id',
+      {
+        config: { scope: 'read' },
+        schema: { tags, summary: 'A document by internal id, with pages', headers: ApiKeyHeader, params: DocumentIdParam, response: { 200: Envelope(DocumentWithPages), ...envelopeErrors } },
+      },
+      async (request) => envelope(await getDocument(db, request.principal.workspaceId, request.params.document_id)),
+    );
+
+    app.get(
+      '/documents/external/:external_id',
+      {
+        config: { scope: 'read' },
+        schema: { tags, summary: 'The latest version of a document by external id, with pages', headers: ApiKeyHeader, params: ExternalIdParam, response: { 200: Envelope(DocumentWithPages), ...envelopeErrors } },
+      },
+      async (request) => envelope(await getLatestByExternalId(db, request.principal.workspaceId, request.params.external_id)),
+    );
+
+    app.get(
+      '/documents/external/:external_id/versions',
+      {
+        config: { scope: 'read' },
+        schema: { tags, summary: 'All versions of a document by external id, newest first', headers: ApiKeyHeader, params: ExternalIdParam, response: { 200: Envelope(Type.Array(Document)), ...envelopeErrors } },
+      },
+      async (request) => envelope(await listVersions(db, request.principal.workspaceId, request.params.external_id)),
+    );
+
+    app.get(
+      '/documents/content/pages/:page_id',
+      {
+        config: { scope: 'read', shape: 'bare' },
+        schema: {
+          tags,
+          summary: 'A page (no envelope); with include_paragraphs=true, its paragraphs and sentences',
+          headers: ApiKeyHeader,
+          params: Type.Object({ page_id: Id }),
+          querystring: Type.Object({ include_paragraphs: Type.Boolean({ default: false }) }),
+          response: { 200: Page, ...bareErrors },
+        },
+      },
+      async (request) =>
+        getPage(db, request.principal.workspaceId, request.params.page_id, request.query.include_paragraphs),
+    );
+
+    app.get(
+      '/documents/content/paragraphs/:paragraph_id',
+      {
+        config: { scope: 'read', shape: 'bare' },
+        schema: { tags, summary: 'A paragraph with its sentences (no envelope)', headers: ApiKeyHeader, params: Type.Object({ paragraph_id: Id }), response: { 200: Paragraph, ...bareErrors } },
+      },
+      async (request) => getParagraph(db, request.principal.workspaceId, request.params.paragraph_id),
+    );
+
+    app.patch(
+      '/documents/external/:external_id/metadata',
+      {
+        config: { scope: 'write' },
+        schema: {
+          tags,
+          summary: 'Apply a JSON Merge Patch to the metadata of the latest version',
+          headers: ApiKeyHeader,
+          params: ExternalIdParam,
+          body: Type.Object({ metadata: Metadata }),
+          response: { 200: Envelope(Type.Object({ status: Type.Boolean(), data: Document })), ...envelopeErrors },
+        },
+      },
+      async (request) =>
+        envelope(await patchMetadata(db, request.principal.workspaceId, request.params.external_id, request.body.metadata)),
+    );
+
+    app.delete(
+      '/documents/internal/:document_id',
+      {
+        config: { scope: 'write' },
+        schema: { tags, summary: 'Delete a document by internal id', headers: ApiKeyHeader, params: DocumentIdParam, response: { 200: Envelope(DeleteResult), ...envelopeErrors } },
+      },
+      async (request) => envelope(await deleteById({ db, blobs: deps.blobs }, request.principal.workspaceId, request.params.document_id)),
+    );
+
+    app.delete(
+      '/documents/external/:external_id',
+      {
+        config: { scope: 'write' },
+        schema: {
+          tags,
+          summary: 'Delete the latest version (latest_only=true) or all versions of a document',
+          headers: ApiKeyHeader,
+          params: ExternalIdParam,
+          querystring: LatestOnlyQuery,
+          response: { 200: Envelope(DeleteResult), ...envelopeErrors },
+        },
+      },
+      async (request) =>
+        envelope(await deleteByExternalId({ db, blobs: deps.blobs }, request.principal.workspaceId, request.params.external_id, request.query.latest_only)),
+    );
+
+    app.get(
+      '/documents/delete/external/:external_id/preview',
+      {
+        config: { scope: 'read' },
+        schema: {
+          tags,
+          summary: 'Preview what the delete by external id would remove',
+          headers: ApiKeyHeader,
+          params: ExternalIdParam,
+          querystring: LatestOnlyQuery,
+          response: { 200: Envelope(DeletePreview), ...envelopeErrors },
+        },
+      },
+      async (request) =>
+        envelope(
+          await previewDeleteByExternalId(db, request.principal.workspaceId, request.params.external_id, request.query.latest_only),
+        ),
+    );
+
+    app.post(
+      '/documents/delete/preview',
+      {
+        config: { scope: 'read' },
+        schema: {
+          tags,
+          summary: 'Preview the documents matching metadata and date filters (deletes nothing)',
+          headers: ApiKeyHeader,
+          body: DocumentFilters,
+          response: { 200: Envelope(DeletePreview), ...envelopeErrors },
+        },
+      },
+      async (request) => envelope(await previewDeleteByFilter(db, request.principal.workspaceId, request.body)),
+    );
+  };
+}

@@ -1,0 +1,102 @@
+// File and URL ingest routes (asynchronous: 201 with a task to poll), and the download of
+// a document's original file.
+import multipart from '@fastify/multipart';
+import { Type } from 'typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { acceptUpload, acceptUrl, openDocumentFile, storeUpload, type StoredUpload } from '../../ingest/accept.js';
+import { errors } from '../../errors.js';
+import type { AppDeps } from '../app.js';
+import { envelope } from '../envelope.js';
+import { ApiKeyHeader, Envelope, Id, IngestReceipt, Metadata, Nullable, envelopeErrors } from '../schemas.js';
+
+const tags = ['documents'];
+
+// Form fields are short: an external id and a JSON metadata object.
+const FIELD_LIMIT_BYTES = 1024 * 1024;
+
+export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
+  const accept = { db: deps.store.db, blobs: deps.blobs, maxFileBytes: deps.config.maxFileBytes, onEnqueue: deps.onEnqueue };
+  return async (plugin) => {
+    // One byte over the limit lets the blob store see the file is too large (busboy would
+    // otherwise truncate it silently at the limit).
+    await plugin.register(multipart, {
+      limits: { fileSize: deps.config.maxFileBytes + 1, files: 1, fields: 20, fieldSize: FIELD_LIMIT_BYTES, parts: 25 },
+      throwFileSizeLimit: false,
+    });
+    const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+
+    app.post(
+      '/documents/ingest',
+      {
+        config: { scope: 'write' },
+        schema: {
+          tags,
+          summary: 'Upload a file (multipart: file, external_id?, metadata? as a JSON object string) and start processing',
+          description: 'PDF, DOCX, HTML, Markdown and plain text, detected from the bytes; at most FOLIO_MAX_FILE_MB.',
+          headers: ApiKeyHeader,
+          consumes: ['multipart/form-data'],
+          response: { 201: Envelope(IngestReceipt), ...envelopeErrors },
+        },
+      },
+      async (request, reply) => {
+        if (!request.isMultipart()) throw errors.unsupportedMediaType('Send the file as multipart/form-data');
+        let upload: StoredUpload | null = null;
+        const fields: Record<string, string> = {};
+        for await (const part of request.parts()) {
+          if (part.type === 'file') {
+            if (part.fieldname === 'file' && !upload) {
+              upload = await storeUpload(accept, part.file, part.filename || null, part.mimetype || null);
+            } else {
+              part.file.resume();
+            }
+          } else if (typeof part.value === 'string') {
+            fields[part.fieldname] = part.value;
+          }
+        }
+        const receipt = await acceptUpload(accept, request.principal.workspaceId, upload, fields);
+        return reply.status(201).send(envelope(receipt));
+      },
+    );
+
+    app.post(
+      '/documents/ingest/url',
+      {
+        config: { scope: 'write' },
+        schema: {
+          tags,
+          summary: 'Ingest a document fetched from an http(s) URL (asynchronous)',
+          headers: ApiKeyHeader,
+          body: Type.Object({
+            url: Type.String({ minLength: 1, maxLength: 2048 }),
+            external_id: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+            metadata: Type.Optional(Nullable(Metadata)),
+          }),
+          response: { 201: Envelope(IngestReceipt), ...envelopeErrors },
+        },
+      },
+      async (request, reply) => reply.status(201).send(envelope(await acceptUrl(accept, request.principal.workspaceId, request.body))),
+    );
+
+    // Untyped reply: the body is a stream, not one of the JSON schemas.
+    plugin.get<{ Params: { document_id: number } }>(
+      '/documents/internal/:document_id/file',
+      {
+        config: { scope: 'read' },
+        schema: {
+          tags,
+          summary: 'The original file of a document ingested from a file or a URL',
+          headers: ApiKeyHeader,
+          params: Type.Object({ document_id: Id }),
+          response: envelopeErrors,
+        },
+      },
+      async (request, reply) => {
+        const file = await openDocumentFile(accept, request.principal.workspaceId, request.params.document_id);
+        reply.header('content-type', file.contentType);
+        reply.header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.fileName)}`);
+        return reply.send(file.stream);
+      },
+    );
+  };
+}

@@ -1,0 +1,65 @@
+// API key management routes (admin scope), limited to the caller's workspace.
+import { Type } from 'typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { issueKey, revokeWorkspaceKey, workspaceKeys } from '../../workspaces/admin.js';
+import type { AppDeps } from '../app.js';
+import { envelope } from '../envelope.js';
+import { ApiKeyHeader, Envelope, Id, Nullable, envelopeErrors } from '../schemas.js';
+
+const KeySummary = Type.Object({
+  id: Type.Integer(),
+  workspace: Type.String(),
+  scope: Type.String(),
+  prefix: Type.String(),
+  label: Nullable(Type.String()),
+  created_at: Type.String({ format: 'date-time' }),
+  revoked_at: Nullable(Type.String({ format: 'date-time' })),
+});
+
+const tags = ['keys'];
+
+export function keyRoutes(deps: AppDeps): FastifyPluginAsync {
+  const db = deps.store.db;
+  return async (plugin) => {
+    const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+    app.post(
+      '/keys',
+      {
+        config: { scope: 'admin' },
+        schema: {
+          tags,
+          summary: 'Create an API key for this workspace (the key is shown only in this response)',
+          headers: ApiKeyHeader,
+          body: Type.Object({
+            scope: Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('admin')]),
+            label: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+          }),
+          response: { 201: Envelope(Type.Object({ ...KeySummary.properties, key: Type.String() })), ...envelopeErrors },
+        },
+      },
+      async (request, reply) =>
+        reply.status(201).send(envelope(await issueKey(db, request.principal, request.body.scope, request.body.label ?? null))),
+    );
+    app.get(
+      '/keys',
+      {
+        config: { scope: 'admin' },
+        schema: { tags, summary: "This workspace's API keys (never the keys themselves)", headers: ApiKeyHeader, response: { 200: Envelope(Type.Array(KeySummary)), ...envelopeErrors } },
+      },
+      async (request) => envelope(await workspaceKeys(db, request.principal)),
+    );
+    app.delete(
+      '/keys/:key_id',
+      {
+        config: { scope: 'admin' },
+        schema: { tags, summary: 'Revoke an API key of this workspace', headers: ApiKeyHeader, params: Type.Object({ key_id: Id }), response: { 200: Envelope(Type.Object({ revoked: Type.Integer() })), ...envelopeErrors } },
+      },
+      async (request) => {
+        const result = await revokeWorkspaceKey(db, request.principal, request.params.key_id);
+        deps.keys.clearCache();
+        return envelope(result);
+      },
+    );
+  };
+}

@@ -1,0 +1,71 @@
+// Page search route.
+import { Type } from 'typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Optimizer, catalogueFor } from '../../answer/optimize.js';
+import { searchPages } from '../../search/search.js';
+import { EMBEDDING_DIMENSIONS } from '../../search/vectors.js';
+import type { AppDeps } from '../app.js';
+import { envelope } from '../envelope.js';
+import { ApiKeyHeader, DocumentFilters, Envelope, FilterObject, Nullable, envelopeErrors } from '../schemas.js';
+
+const SearchBody = Type.Object({
+  query: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 10000 }))),
+  embedding: Type.Optional(
+    Nullable(Type.Array(Type.Number(), { minItems: EMBEDDING_DIMENSIONS, maxItems: EMBEDDING_DIMENSIONS })),
+  ),
+  alpha: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
+  top_k: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+  min_relevance: Type.Number({ minimum: 0, maximum: 1, default: 0 }),
+  ...DocumentFilters.properties,
+  optimize_query: Type.Boolean({ default: false }),
+  optimize_metadata: Type.Boolean({ default: false }),
+});
+
+const SearchResult = Type.Object({
+  content: Type.String(),
+  document_id: Type.Integer(),
+  id: Type.Integer(),
+  page_number: Type.Integer(),
+  relevance: Type.Number(),
+  semantic_score: Type.Number(),
+  keyword_score: Type.Number(),
+});
+
+export function searchRoutes(deps: AppDeps): FastifyPluginAsync {
+  return async (plugin) => {
+    const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+    const optimizer = new Optimizer({
+      db: deps.store.db,
+      catalogue: catalogueFor(deps.store.db),
+      llm: deps.llm,
+      onLlmError: (err) => app.log.warn({ err }, 'language model failed during query optimisation; offline matcher used'),
+    });
+    app.post(
+      '/documents/search/pages',
+      {
+        config: { scope: 'read' },
+        schema: {
+          tags: ['search'],
+          summary: 'Hybrid page search: relevance = alpha x semantic + (1 - alpha) x keyword',
+          headers: ApiKeyHeader,
+          body: SearchBody,
+          response: {
+            200: Envelope(
+              Type.Object({ results: Type.Array(SearchResult), optimized_query: Type.String(), optimized_metadata: FilterObject }),
+            ),
+            ...envelopeErrors,
+          },
+        },
+      },
+      async (request) =>
+        envelope(
+          await searchPages(
+            { db: deps.store.db, index: deps.index, embedder: deps.embedder, optimizer },
+            request.principal.workspaceId,
+            request.body,
+          ),
+        ),
+    );
+  };
+}

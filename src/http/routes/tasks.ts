@@ -1,0 +1,28 @@
+// Task status route.
+import { Type } from 'typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { getTaskStatus } from '../../tasks/status.js';
+import type { AppDeps } from '../app.js';
+import { envelope } from '../envelope.js';
+import { ApiKeyHeader, Envelope, TaskStatus, envelopeErrors } from '../schemas.js';
+
+export function taskRoutes(deps: AppDeps): FastifyPluginAsync {
+  return async (plugin) => {
+    const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+    app.get(
+      '/tasks/status/:task_identifier',
+      {
+        config: { scope: 'read' },
+        schema: {
+          tags: ['tasks'],
+          summary: 'Status of any processing task',
+          headers: ApiKeyHeader,
+          params: Type.Object({ task_identifier: Type.String({ minLength: 1, maxLength: 255 }) }),
+          response: { 200: Envelope(TaskStatus), ...envelopeErrors },
+        },
+      },
+      async (request) => envelope(await getTaskStatus(deps.store.db, request.principal.workspaceId, request.params.task_identifier)),
+    );
+  };
+}

@@ -1,0 +1,33 @@
+// The shapes shared by every parser: the formats Folio ingests, a parsed document, and the
+// error that marks a file as unreadable (its message is shown to users as is).
+
+/** 'image': PNG, JPEG, WebP or TIFF, read by OCR (one page per frame). */
+export type DocumentFormat = 'pdf' | 'docx' | 'html' | 'markdown' | 'text' | 'image';
+
+export const DOCUMENT_FORMATS: readonly DocumentFormat[] = ['pdf', 'docx', 'html', 'markdown', 'text', 'image'];
+
+export interface ParsedDocument {
+  format: DocumentFormat;
+  /** Text of each page, in order; a page may be empty (an image-only page of a PDF). */
+  pages: string[];
+  title: string | null;
+  /** Pages (from 1) whose text came from OCR; absent when none did. */
+  ocrPages?: number[];
+}
+
+/** Ends the message of a file that needs OCR when OCR is off. */
+export const OCR_OFF_HINT = 'OCR is switched off (FOLIO_OCR=off)';
+
+/** Reports progress in pages (PDF) or steps (other formats). */
+export type ProgressCallback = (done: number, total: number) => void;
+
+/**
+ * A file that cannot be turned into text. The message is shown to users as the task's failure
+ * reason, so it says what is wrong and, where possible, what to do about it.
+ */
+export class ParseError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ParseError';
+  }
+}

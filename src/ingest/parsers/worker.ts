@@ -1,0 +1,68 @@
+// Worker-thread entry of ParserPool: parses one job at a time and reports progress, the result
+// or the error (with its kind, so ParseError survives the thread boundary). With OCR on, page
+// images go to the pool's OCR engine on the parent thread and their text comes back here.
+
+import { parentPort } from 'node:worker_threads';
+import type { OcrResult, OcrService, RecognizeOptions } from '../ocr/types.js';
+import { parseDocument } from './parse.js';
+import { ParseError } from './types.js';
+import type { OcrReply, OcrRequest, WorkerJob, WorkerMessage, WorkerReply } from './pool.js';
+
+const port = parentPort;
+if (!port) throw new Error('worker.ts runs only as a worker thread');
+
+// Load every parser before taking jobs, so that a job's time limit counts parsing only. Jobs
+// posted meanwhile wait in the port's queue.
+await Promise.all([import('./pdf.js'), import('./docx.js'), import('./html.js'), import('./text.js'), import('./image.js')]);
+
+const pending = new Map<number, { resolve: (value: OcrResult | Uint8Array) => void; reject: (err: Error) => void }>();
+let nextRequest = 1;
+
+/** The pool's OCR engine, seen from this thread: images are handed over (transferred), not copied. */
+function ocrProxy(jobId: number, concurrency: number): OcrService {
+  const call = (request: OcrRequest) =>
+    new Promise<OcrResult | Uint8Array>((resolve, reject) => {
+      const req = nextRequest++;
+      pending.set(req, { resolve, reject });
+      let image = request.image;
+      if (image.byteOffset !== 0 || image.byteLength !== image.buffer.byteLength) image = image.slice();
+      const message: WorkerReply = { id: jobId, type: 'ocr', req, request: { ...request, image } };
+      port!.postMessage(message, [image.buffer as ArrayBuffer]);
+    });
+  return {
+    concurrency,
+    beginPage: () => port!.postMessage({ id: jobId, type: 'ocr-page' } satisfies WorkerReply),
+    recognize: (image: Uint8Array, options?: RecognizeOptions) => call({ op: 'recognize', image, options }) as Promise<OcrResult>,
+    decode: (image: Uint8Array) => call({ op: 'decode', image }) as Promise<Uint8Array>,
+  };
+}
+
+function answered(reply: OcrReply): void {
+  const waiting = pending.get(reply.req);
+  if (!waiting) return;
+  pending.delete(reply.req);
+  if (reply.error !== undefined || reply.result === undefined) waiting.reject(new Error(reply.error ?? 'OCR failed'));
+  else waiting.resolve(reply.result);
+}
+
+function run(job: WorkerJob): void {
+  const reply = (message: WorkerReply) => port!.postMessage(message);
+  reply({ id: job.id, type: 'start' });
+  const ocr = job.ocr ? ocrProxy(job.id, job.ocr.concurrency) : null;
+  parseDocument(job.bytes, job.format, (done, total) => reply({ id: job.id, type: 'progress', done, total }), { ocr }).then(
+    (doc) => reply({ id: job.id, type: 'done', doc }),
+    (err: unknown) => {
+      const e = err instanceof Error ? err : new Error(String(err));
+      reply({
+        id: job.id,
+        type: 'error',
+        error: { parse: e instanceof ParseError, name: e.name, message: e.message, stack: e.stack },
+      });
+    },
+  );
+}
+
+port.on('message', (message: WorkerMessage) => {
+  if (message.type === 'ocr-result') answered(message);
+  else run(message);
+});

@@ -1,0 +1,35 @@
+// A least-recently-used cache in front of a provider for search queries, which repeat
+// often and would otherwise cost an embeddings request each.
+import type { EmbeddingProvider } from './types.js';
+
+export interface CachedEmbedder extends EmbeddingProvider {
+  /** The embedding of one query, from the cache when it was asked for recently. */
+  embedQuery(text: string, signal?: AbortSignal): Promise<Float32Array>;
+}
+
+export function createCachedEmbedder(
+  provider: EmbeddingProvider,
+  { maxEntries = 1000 }: { maxEntries?: number } = {},
+): CachedEmbedder {
+  // A Map iterates in insertion order: re-inserting on every hit keeps the least recently
+  // used entry first, which is the one evicted.
+  const entries = new Map<string, Float32Array>();
+  return {
+    model: provider.model,
+    dimensions: provider.dimensions,
+    embed: (texts, signal) => provider.embed(texts, signal),
+    async embedQuery(text, signal) {
+      const key = `${provider.model}\u0000${text}`;
+      let vector = entries.get(key);
+      if (vector) {
+        entries.delete(key);
+      } else {
+        [vector] = await provider.embed([text], signal);
+        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
+      }
+      entries.set(key, vector);
+      // A copy, so a caller that scales its vector cannot corrupt the cache.
+      return vector.slice();
+    },
+  };
+}

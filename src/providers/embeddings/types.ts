@@ -1,0 +1,22 @@
+// The embedding provider contract shared by the offline hashing embedder and the
+// OpenAI-compatible client, and the normalisation every implementation applies.
+
+export const EMBEDDING_DIMENSIONS = 1536;
+
+export interface EmbeddingProvider {
+  readonly model: string;
+  readonly dimensions: 1536;
+  /** One vector per text, in order; each L2-normalised (a zero vector stays zero). */
+  embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
+}
+
+/** Scales `vector` in place to unit length, so cosine similarity is a dot product. */
+export function l2Normalize(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) sum += vector[i] * vector[i];
+  if (sum > 0) {
+    const scale = 1 / Math.sqrt(sum);
+    for (let i = 0; i < vector.length; i++) vector[i] *= scale;
+  }
+  return vector;
+}

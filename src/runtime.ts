@@ -1,0 +1,141 @@
+// Assembles a running Folio from configuration and an open store: the HTTP API, the task
+// workers, or both, with the shared parts (keys, rate limiter, vector index, embedder,
+// blob store, parsers). main.ts, tests and benchmarks start the service through here.
+import path from 'node:path';
+import pino from 'pino';
+import type { Config } from './config.js';
+import { buildApp, type App } from './http/app.js';
+import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './http/rate-limit.js';
+import { ParserPool } from './ingest/parsers/index.js';
+import { extractionHandlers } from './extraction/run.js';
+import { ingestHandlers } from './ingest/pipeline.js';
+import { createCachedEmbedder, createEmbeddingProvider, type CachedEmbedder } from './providers/embeddings/index.js';
+import { createLlmProvider, type LlmProvider } from './providers/llm/index.js';
+import { ScanPool } from './search/kernel/index.js';
+import { VectorIndex } from './search/vector-index.js';
+import { BlobStore } from './store/blobs.js';
+import type { Store } from './store/engine.js';
+import { TaskWorker, type WorkerOptions } from './tasks/worker.js';
+import { KeyResolver } from './workspaces/keys.js';
+
+export type Role = 'all' | 'api' | 'worker';
+
+export interface RuntimeOptions {
+  role: Role;
+  /** false silences logs (tests). */
+  logger?: boolean;
+  /** Replaces the limiter the configuration implies (tests share one between replicas). */
+  rateLimiter?: RateLimiter | null;
+  worker?: Partial<WorkerOptions>;
+  scanThreads?: number;
+}
+
+export interface Runtime {
+  app: App | null;
+  worker: TaskWorker | null;
+  index: VectorIndex | null;
+  embedder: CachedEmbedder;
+  /** The language model when configured (OPENAI_API_KEY or OPENAI_BASE_URL, and FOLIO_LLM_MODEL), else null. */
+  llm: LlmProvider | null;
+  blobs: BlobStore;
+  close(): Promise<void>;
+}
+
+function rateLimiterFor(config: Config, onError: (err: unknown) => void): RateLimiter | null {
+  if (config.rateLimit === 0) return null;
+  return config.redisUrl
+    ? createRedisRateLimiter(config.redisUrl, config.rateLimit, { onError })
+    : createMemoryRateLimiter(config.rateLimit);
+}
+
+export async function startRuntime(config: Config, store: Store, options: RuntimeOptions): Promise<Runtime> {
+  const log = pino({ level: options.logger === false ? 'silent' : config.logLevel });
+  const embedder = createCachedEmbedder(createEmbeddingProvider(config), { maxEntries: 1000 });
+  const llm = createLlmProvider(config);
+  const blobs = new BlobStore(path.join(config.dataDir, 'blobs'));
+  const closers: (() => Promise<void>)[] = [];
+
+  let worker: TaskWorker | null = null;
+  if (options.role !== 'api') {
+    const parsers = new ParserPool({
+      threads: config.parserThreads,
+      ocr: config.ocr ? { threads: config.ocrThreads, languages: config.ocrLangs } : null,
+    });
+    closers.push(() => parsers.close());
+    const handlers = {
+      ...ingestHandlers({
+        db: store.db,
+        blobs,
+        parsers,
+        embedder,
+        maxFileBytes: config.maxFileBytes,
+        urlAllowlist: config.urlAllowlist,
+        urlTimeoutMs: config.urlTimeoutMs,
+      }),
+      ...extractionHandlers({
+        db: store.db,
+        blobs,
+        parsers,
+        llm,
+        maxFileBytes: config.maxFileBytes,
+        urlAllowlist: config.urlAllowlist,
+        urlTimeoutMs: config.urlTimeoutMs,
+      }),
+    };
+    worker = new TaskWorker(store.db, handlers, log.child({ component: 'worker' }), {
+      concurrency: config.workerConcurrency,
+      leaseMs: config.taskLeaseMs,
+      shutdownGraceMs: config.shutdownGraceMs,
+      ...options.worker,
+    });
+    const running = worker;
+    closers.unshift(() => running.stop());
+  }
+
+  let app: App | null = null;
+  let index: VectorIndex | null = null;
+  if (options.role !== 'worker') {
+    const keys = new KeyResolver(store.db);
+    await keys.loadBootstrapKeys(config.apiKeys);
+    const rateLimiter =
+      options.rateLimiter !== undefined
+        ? options.rateLimiter
+        : rateLimiterFor(config, (err) => log.warn({ err }, 'rate limit store unavailable; request allowed'));
+    const pool = new ScanPool({ threads: options.scanThreads });
+    const vectorIndex = new VectorIndex(store.db, pool);
+    index = vectorIndex;
+    const inProcessWorker = worker;
+    app = await buildApp({
+      config,
+      store,
+      keys,
+      rateLimiter,
+      index: vectorIndex,
+      embedder,
+      llm,
+      blobs,
+      onEnqueue: () => inProcessWorker?.notify(),
+      logger: options.logger,
+    });
+    const started = app;
+    closers.unshift(async () => {
+      await started.close();
+      await vectorIndex.close();
+      await pool.close();
+      await rateLimiter?.close();
+    });
+  }
+
+  worker?.start();
+  return {
+    app,
+    worker,
+    index,
+    embedder,
+    llm,
+    blobs,
+    close: async () => {
+      for (const close of closers) await close();
+    },
+  };
+}

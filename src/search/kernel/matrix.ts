@@ -1,0 +1,167 @@
+import { availableParallelism } from 'node:os';
+import { KERNEL_WASM } from './wasm-bytes.js';
+
+/** The scan kernel, compiled once per process and handed to every worker. */
+export const kernelModule = new WebAssembly.Module(KERNEL_WASM);
+
+const PAGE = 65536;
+const MAX_PAGES = 65536; // wasm32: 4 GiB
+/** Rows a thread scores per kernel call; bounds the scratch each thread needs. */
+export const CHUNK = 512;
+
+export interface VectorMatrixOptions {
+  /** Rows to allocate up front (default 256); growth doubles from there. */
+  capacity?: number;
+  /** Hard cap on rows (default: as many as fit in 4 GiB of wasm32 memory). */
+  maxRows?: number;
+  /** Threads that may scan this matrix at once, each owning a scratch slot (default: cores). */
+  slots?: number;
+}
+
+/** Where a thread finds its scratch and the rows; what a worker needs besides the memory. */
+export interface MatrixLayout {
+  dims: number;
+  /** Bytes per row: dims rounded up to 16 floats, the padding zero, so the kernel needs no tail loop. */
+  stride: number;
+  /** Bytes per scratch slot: the padded query, then CHUNK row indices, then CHUNK scores. */
+  slotBytes: number;
+  /** Byte offset of row 0, after the slots. */
+  header: number;
+}
+
+let nextId = 1;
+
+/**
+ * One contiguous float32 matrix in its own shared WebAssembly memory, so scan
+ * workers read it in place. Rows are written in place; nothing here knows which
+ * page a row holds. Writes racing an in-flight scan may be seen half-done by it,
+ * so apply writes between scans.
+ */
+export class VectorMatrix {
+  readonly id = nextId++;
+  readonly dims: number;
+  readonly slots: number;
+  readonly maxRows: number;
+  readonly layout: MatrixLayout;
+  readonly memory: WebAssembly.Memory;
+  #rows = 0;
+  #capacity = 0;
+  #f32: Float32Array;
+
+  constructor(dims: number, opts: VectorMatrixOptions = {}) {
+    if (!Number.isInteger(dims) || dims < 1) throw new RangeError(`dims must be a positive integer, got ${dims}`);
+    this.dims = dims;
+    this.slots = opts.slots ?? availableParallelism();
+    if (!Number.isInteger(this.slots) || this.slots < 1) throw new RangeError(`slots must be a positive integer`);
+    const stride = Math.ceil(dims / 16) * 64;
+    const slotBytes = stride + CHUNK * 8;
+    const header = Math.ceil((this.slots * slotBytes) / 64) * 64;
+    this.layout = { dims, stride, slotBytes, header };
+    const fit = Math.floor((MAX_PAGES * PAGE - header) / stride);
+    this.maxRows = Math.min(opts.maxRows ?? fit, fit);
+    const capacity = Math.min(opts.capacity ?? 256, this.maxRows);
+    this.memory = new WebAssembly.Memory({
+      initial: this.#pagesFor(capacity),
+      maximum: this.#pagesFor(this.maxRows),
+      shared: true,
+    });
+    this.#f32 = new Float32Array(this.memory.buffer);
+    this.#capacity = this.#rowsIn(this.memory.buffer.byteLength);
+  }
+
+  get rows(): number {
+    return this.#rows;
+  }
+
+  /** Rows that fit before the memory must grow. */
+  get capacity(): number {
+    return this.#capacity;
+  }
+
+  /** Bytes of memory allocated (address space; pages never written take no RAM). */
+  get byteLength(): number {
+    return this.memory.buffer.byteLength;
+  }
+
+  /** Appends a row and returns its index. */
+  append(vec: Float32Array): number {
+    this.#checkLength(vec);
+    this.reserve(this.#rows + 1);
+    this.#rows++;
+    this.set(this.#rows - 1, vec);
+    return this.#rows - 1;
+  }
+
+  set(row: number, vec: Float32Array): void {
+    this.#check(row);
+    this.#checkLength(vec);
+    this.#f32.set(vec, this.#offset(row));
+  }
+
+  /** A copy of a row. */
+  get(row: number): Float32Array {
+    this.#check(row);
+    const at = this.#offset(row);
+    return this.#f32.slice(at, at + this.dims);
+  }
+
+  /** Overwrites row `to` with row `from` (e.g. moving the last row into a deleted one's place). */
+  copyRow(from: number, to: number): void {
+    this.#check(from);
+    this.#check(to);
+    const src = this.#offset(from);
+    this.#f32.copyWithin(this.#offset(to), src, src + this.layout.stride / 4);
+  }
+
+  /** Drops the rows from `rows` on; their memory is reused by later appends. */
+  truncate(rows: number): void {
+    if (!Number.isInteger(rows) || rows < 0 || rows > this.#rows) {
+      throw new RangeError(`cannot truncate ${this.#rows} rows to ${rows}`);
+    }
+    this.#rows = rows;
+  }
+
+  /** Makes room for `rows` rows, at least doubling the capacity so appends stay amortised O(1). */
+  reserve(rows: number): void {
+    if (rows <= this.#capacity) return;
+    if (rows > this.maxRows) {
+      throw new RangeError(
+        `vector matrix full: ${rows} rows of ${this.dims} dims exceed its limit of ${this.maxRows} rows` +
+          ` (wasm32 memory holds at most 4 GiB)`,
+      );
+    }
+    const target = Math.min(this.maxRows, Math.max(rows, this.#capacity * 2));
+    const pages = this.#pagesFor(target) - this.memory.buffer.byteLength / PAGE;
+    try {
+      this.memory.grow(pages);
+    } catch (err) {
+      throw new RangeError(`could not grow vector matrix to ${target} rows (${pages} more 64 KiB pages)`, {
+        cause: err,
+      });
+    }
+    this.#f32 = new Float32Array(this.memory.buffer);
+    this.#capacity = this.#rowsIn(this.memory.buffer.byteLength);
+  }
+
+  #pagesFor(rows: number): number {
+    return Math.max(1, Math.ceil((this.layout.header + rows * this.layout.stride) / PAGE));
+  }
+
+  #rowsIn(bytes: number): number {
+    return Math.min(this.maxRows, Math.floor((bytes - this.layout.header) / this.layout.stride));
+  }
+
+  #offset(row: number): number {
+    return (this.layout.header + row * this.layout.stride) / 4;
+  }
+
+  #checkLength(vec: Float32Array): void {
+    if (vec.length !== this.dims) throw new RangeError(`vector has ${vec.length} dims, matrix has ${this.dims}`);
+  }
+
+  #check(row: number): void {
+    if (!Number.isInteger(row) || row < 0 || row >= this.#rows) {
+      throw new RangeError(`row ${row} out of range (${this.#rows} rows)`);
+    }
+  }
+}

@@ -1,0 +1,40 @@
+type Id = number | bigint | string;
+
+/**
+ * Positions of the `k` highest scores, best first. Equal scores are ordered by
+ * `ids` ascending (by position without ids), so results are deterministic.
+ * Keeps a heap of the k best seen: O(n log k), no sort of all n.
+ */
+export function topK(scores: ArrayLike<number>, k: number, ids?: ArrayLike<Id>): Int32Array {
+  const idOf = (i: number): Id => (ids ? ids[i] : i);
+  // True when position a ranks below position b.
+  const worse = (a: number, b: number): boolean =>
+    scores[a] < scores[b] || (scores[a] === scores[b] && idOf(a) > idOf(b));
+  const heap: number[] = []; // min-heap on rank: the worst kept result at heap[0]
+  const siftDown = (from: number): void => {
+    for (let i = from; ; ) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && worse(heap[l], heap[m])) m = l;
+      if (r < heap.length && worse(heap[r], heap[m])) m = r;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m], heap[i]];
+      i = m;
+    }
+  };
+  const n = scores.length;
+  const keep = Math.max(0, Math.min(k, n));
+  for (let i = 0; i < n; i++) {
+    if (heap.length < keep) {
+      heap.push(i);
+      for (let c = heap.length - 1, p = (c - 1) >> 1; c > 0 && worse(heap[c], heap[p]); c = p, p = (c - 1) >> 1) {
+        [heap[c], heap[p]] = [heap[p], heap[c]];
+      }
+    } else if (keep > 0 && worse(heap[0], i)) {
+      heap[0] = i;
+      siftDown(0);
+    }
+  }
+  return Int32Array.from(heap.sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0)));
+}

@@ -1,0 +1,287 @@
+// Queries on documents and their content (pages, paragraphs, sentences).
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from './schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface NewParagraph {
+  content: string;
+  sentences: string[];
+}
+
+export interface NewPage {
+  pageNumber: number;
+  content: string;
+  embedding: Float32Array | null;
+  embeddingModel: string | null;
+  paragraphs: NewParagraph[];
+}
+
+export interface NewDocument {
+  workspaceId: number;
+  externalId: string | null;
+  filePath: string;
+  fileUrl: string | null;
+  metadata: Record<string, unknown>;
+  source: string;
+  taskIdentifier: string | null;
+  fileName?: string | null;
+  contentType?: string | null;
+}
+
+export interface DocumentRow {
+  id: number;
+  external_id: string | null;
+  file_path: string;
+  file_url: string | null;
+  source: string;
+  metadata: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const DOCUMENT_COLUMNS = [
+  'd.id',
+  'd.external_id',
+  'd.file_path',
+  'd.file_url',
+  'd.source',
+  'd.metadata',
+  'd.created_at',
+  'd.updated_at',
+] as const;
+
+// Stay well below PostgreSQL's 65535 bind parameters per statement.
+const ROWS_PER_INSERT = 5000;
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Little-endian float32 bytes, the stored form of an embedding. */
+export function encodeEmbedding(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+export function decodeEmbedding(bytes: Buffer): Float32Array {
+  const copy = new Float32Array(bytes.byteLength / 4);
+  new Uint8Array(copy.buffer).set(bytes);
+  return copy;
+}
+
+export async function insertDocument(db: Db, doc: NewDocument): Promise<DocumentRow> {
+  return db
+    .insertInto('documents')
+    .values({
+      workspace_id: doc.workspaceId,
+      external_id: doc.externalId,
+      file_path: doc.filePath,
+      file_url: doc.fileUrl,
+      metadata: JSON.stringify(doc.metadata),
+      source: doc.source,
+      task_identifier: doc.taskIdentifier,
+      file_name: doc.fileName ?? null,
+      content_type: doc.contentType ?? null,
+    })
+    .returning(['id', 'external_id', 'file_path', 'file_url', 'source', 'metadata', 'created_at', 'updated_at'])
+    .executeTakeFirstOrThrow();
+}
+
+/** Inserts pages with their paragraphs and sentences; returns the page ids in order. */
+export async function insertPages(db: Db, workspaceId: number, documentId: number, pages: NewPage[]): Promise<number[]> {
+  if (pages.length === 0) return [];
+  const pageIds: number[] = [];
+  for (const batch of chunks(pages, 500)) {
+    const rows = await db
+      .insertInto('pages')
+      .values(
+        batch.map((p) => ({
+          document_id: documentId,
+          workspace_id: workspaceId,
+          page_number: p.pageNumber,
+          content: p.content,
+          embedding: p.embedding ? encodeEmbedding(p.embedding) : null,
+          embedding_model: p.embeddingModel,
+        })),
+      )
+      .returning(['id', 'page_number'])
+      .execute();
+    const idByNumber = new Map(rows.map((r) => [r.page_number, r.id]));
+    for (const p of batch) pageIds.push(idByNumber.get(p.pageNumber)!);
+  }
+
+  const paragraphs = pages.flatMap((p, i) =>
+    p.paragraphs.map((para, index) => ({ page_id: pageIds[i], paragraph_index: index, content: para.content, para })),
+  );
+  const sentences: { paragraph_id: number; sentence_index: number; content: string }[] = [];
+  for (const batch of chunks(paragraphs, ROWS_PER_INSERT)) {
+    const rows = await db
+      .insertInto('paragraphs')
+      .values(batch.map(({ page_id, paragraph_index, content }) => ({ page_id, paragraph_index, content })))
+      .returning(['id', 'page_id', 'paragraph_index'])
+      .execute();
+    const idByKey = new Map(rows.map((r) => [`${r.page_id}:${r.paragraph_index}`, r.id]));
+    for (const p of batch) {
+      const paragraphId = idByKey.get(`${p.page_id}:${p.paragraph_index}`)!;
+      p.para.sentences.forEach((content, sentence_index) => sentences.push({ paragraph_id: paragraphId, sentence_index, content }));
+    }
+  }
+  for (const batch of chunks(sentences, ROWS_PER_INSERT)) {
+    await db.insertInto('sentences').values(batch).execute();
+  }
+  return pageIds;
+}
+
+export async function findDocument(db: Db, workspaceId: number, id: number): Promise<DocumentRow | undefined> {
+  return db
+    .selectFrom('documents as d')
+    .select(DOCUMENT_COLUMNS)
+    .where('d.workspace_id', '=', workspaceId)
+    .where('d.id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function findDocumentByTask(db: Db, workspaceId: number, taskIdentifier: string): Promise<DocumentRow | undefined> {
+  return db
+    .selectFrom('documents as d')
+    .select(DOCUMENT_COLUMNS)
+    .where('d.workspace_id', '=', workspaceId)
+    .where('d.task_identifier', '=', taskIdentifier)
+    .orderBy('d.id', 'desc')
+    .executeTakeFirst();
+}
+
+/** All versions of an external id, newest first ("latest" = most recently created). */
+export async function findVersions(db: Db, workspaceId: number, externalId: string, latestOnly: boolean): Promise<DocumentRow[]> {
+  let query = db
+    .selectFrom('documents as d')
+    .select(DOCUMENT_COLUMNS)
+    .where('d.workspace_id', '=', workspaceId)
+    .where('d.external_id', '=', externalId)
+    .orderBy('d.created_at', 'desc')
+    .orderBy('d.id', 'desc');
+  if (latestOnly) query = query.limit(1);
+  return query.execute();
+}
+
+export async function lockDocument(db: Transaction<Database>, id: number): Promise<DocumentRow | undefined> {
+  return db.selectFrom('documents as d').select(DOCUMENT_COLUMNS).where('d.id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function updateMetadata(db: Db, id: number, metadata: Record<string, unknown>): Promise<DocumentRow> {
+  return db
+    .updateTable('documents as d')
+    .set({ metadata: JSON.stringify(metadata), updated_at: sql<Date>`greatest(clock_timestamp(), d.updated_at + interval '1 microsecond')` })
+    .where('d.id', '=', id)
+    .returning(DOCUMENT_COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+export async function pagesOfDocument(db: Db, documentId: number): Promise<{ content: string; page_number: number }[]> {
+  return db
+    .selectFrom('pages')
+    .select(['content', 'page_number'])
+    .where('document_id', '=', documentId)
+    .orderBy('page_number')
+    .orderBy('id')
+    .execute();
+}
+
+export interface DeletedDocument {
+  id: number;
+  file_path: string;
+  source: string;
+}
+
+/** Deletes documents (their pages, paragraphs and sentences cascade); returns what was deleted, by id. */
+export async function deleteDocuments(db: Db, workspaceId: number, ids: number[]): Promise<DeletedDocument[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .deleteFrom('documents')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', 'in', ids)
+    .returning(['id', 'file_path', 'source'])
+    .execute();
+  return rows.sort((a, b) => a.id - b.id);
+}
+
+export interface StoredFile {
+  file_path: string;
+  file_name: string | null;
+  content_type: string | null;
+  source: string;
+}
+
+export async function findStoredFile(db: Db, workspaceId: number, id: number): Promise<StoredFile | undefined> {
+  return db
+    .selectFrom('documents')
+    .select(['file_path', 'file_name', 'content_type', 'source'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export interface PageRow {
+  id: number;
+  document_id: number;
+  page_number: number;
+  content: string;
+  created_at: string;
+}
+
+export async function findPage(db: Db, workspaceId: number, pageId: number): Promise<PageRow | undefined> {
+  return db
+    .selectFrom('pages')
+    .select(['id', 'document_id', 'page_number', 'content', 'created_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', pageId)
+    .executeTakeFirst();
+}
+
+export interface ParagraphRow {
+  id: number;
+  page_id: number;
+  paragraph_index: number;
+  content: string;
+  created_at: Date;
+}
+
+export interface SentenceRow {
+  id: number;
+  paragraph_id: number;
+  sentence_index: number;
+  content: string;
+  created_at: Date;
+}
+
+export async function paragraphsOfPage(db: Db, pageId: number): Promise<ParagraphRow[]> {
+  return db
+    .selectFrom('paragraphs')
+    .select(['id', 'page_id', 'paragraph_index', 'content', 'created_at'])
+    .where('page_id', '=', pageId)
+    .orderBy('paragraph_index')
+    .execute();
+}
+
+export async function findParagraph(db: Db, workspaceId: number, paragraphId: number): Promise<ParagraphRow | undefined> {
+  return db
+    .selectFrom('paragraphs as g')
+    .innerJoin('pages as p', 'p.id', 'g.page_id')
+    .select(['g.id', 'g.page_id', 'g.paragraph_index', 'g.content', 'g.created_at'])
+    .where('p.workspace_id', '=', workspaceId)
+    .where('g.id', '=', paragraphId)
+    .executeTakeFirst();
+}
+
+export async function sentencesOfParagraphs(db: Db, paragraphIds: number[]): Promise<SentenceRow[]> {
+  if (paragraphIds.length === 0) return [];
+  return db
+    .selectFrom('sentences')
+    .select(['id', 'paragraph_id', 'sentence_index', 'content', 'created_at'])
+    .where('paragraph_id', 'in', paragraphIds)
+    .orderBy('paragraph_id')
+    .orderBy('sentence_index')
+    .execute();
+}

@@ -1,0 +1,98 @@
+// Opens the store on one of two engines behind one Kysely instance: PGlite (embedded, data
+// under FOLIO_DATA_DIR) or a PostgreSQL server (pooled) when DATABASE_URL is set.
+import path from 'node:path';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import type { Database } from './schema.js';
+import { migrationProvider } from './migrations/index.js';
+import { lockDataDir } from './lock.js';
+
+// int8 ids fit in a double; timestamps without zone are UTC wall times, kept as written.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMP, (v) => v);
+
+export type Engine = 'pglite' | 'postgres';
+
+export interface Store {
+  db: Kysely<Database>;
+  engine: Engine;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  databaseUrl: string | null;
+  /** Directory for the embedded engine; `null` keeps it in memory (tests, tools). */
+  dataDir: string | null;
+  /** Pool size for the server engine. */
+  poolSize?: number;
+  /** Schema to use on the server engine (tests isolate runs in their own schema). */
+  schema?: string;
+}
+
+async function openPostgres(options: StoreOptions): Promise<Store> {
+  const pool = new pg.Pool({ connectionString: options.databaseUrl!, max: options.poolSize ?? 10 });
+  // Session settings on each new connection (not through the URL's `options`, which a
+  // DATABASE_URL may set itself): a runaway query must not hold a connection forever.
+  const settings = ['SET statement_timeout = 30000'];
+  if (options.schema) settings.push(`SET search_path TO ${pg.escapeIdentifier(options.schema)}`);
+  pool.on('connect', (client) => {
+    void client.query(settings.join('; ')).catch(() => undefined);
+  });
+  pool.on('error', () => {
+    // Idle clients that lose their connection are discarded by the pool; nothing to do.
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, engine: 'postgres', close: () => db.destroy() };
+}
+
+async function openPGlite(options: StoreOptions): Promise<Store> {
+  let release = (): void => {};
+  let dataDir: string | undefined;
+  if (options.dataDir) {
+    release = lockDataDir(options.dataDir);
+    dataDir = path.join(options.dataDir, 'pgdata');
+  }
+  try {
+    const pglite = await PGlite.create(dataDir);
+    // PGlite is one session: a second pooled connection would wait forever.
+    const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return {
+      db,
+      engine: 'pglite',
+      close: async () => {
+        try {
+          await db.destroy();
+          await pglite.close();
+        } finally {
+          release();
+        }
+      },
+    };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+export async function openStore(options: StoreOptions): Promise<Store> {
+  return options.databaseUrl ? openPostgres(options) : openPGlite(options);
+}
+
+/**
+ * Applies pending migrations. Kysely's bookkeeping tables go in the current schema: left to
+ * itself, Kysely would find another schema's bookkeeping (another app's, say) and skip ours.
+ */
+export async function migrateToLatest(db: Kysely<Database>, schema?: string): Promise<string[]> {
+  const current = schema ?? (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db)).rows[0].schema;
+  const migrator = new Migrator({ db, provider: migrationProvider, migrationTableSchema: current });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+export async function ping(db: Kysely<Database>): Promise<void> {
+  await sql`SELECT 1`.execute(db);
+}

@@ -1,0 +1,15 @@
+// The ordered list of schema migrations; add a file and a line here for each new version.
+import type { Migration, MigrationProvider } from 'kysely';
+import * as m0001 from './0001_initial.js';
+import * as m0002 from './0002_files_and_leases.js';
+import * as m0003 from './0003_extractions.js';
+
+const migrations: Record<string, Migration> = {
+  '0001_initial': m0001,
+  '0002_files_and_leases': m0002,
+  '0003_extractions': m0003,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

@@ -1,0 +1,146 @@
+// Table row types for the typed query builder. Mirrors the migrations in ./migrations.
+import type { ColumnType, Generated } from 'kysely';
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface WorkspacesTable {
+  id: Generated<number>;
+  name: string;
+  created_at: CreatedAt;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  workspace_id: number;
+  key_hash: string;
+  key_prefix: string;
+  scope: string;
+  label: string | null;
+  created_at: CreatedAt;
+  revoked_at: ColumnType<Date | null, never, Date | string | null>;
+}
+
+export interface DocumentsTable {
+  id: Generated<number>;
+  workspace_id: number;
+  external_id: string | null;
+  file_path: string;
+  file_url: string | null;
+  metadata: ColumnType<Record<string, unknown>, string, string>;
+  source: string;
+  task_identifier: string | null;
+  file_name: string | null;
+  content_type: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface PagesTable {
+  id: Generated<number>;
+  document_id: number;
+  workspace_id: number;
+  page_number: number;
+  content: string;
+  // Written as to_tsvector(...) in SQL; never read back as a value.
+  tsv: ColumnType<string, never, never>;
+  embedding: Buffer | null;
+  embedding_model: string | null;
+  change_seq: ColumnType<number, never, never>;
+  txid: ColumnType<string, never, never>;
+  // Timestamp without zone; returned as the raw string (see store/engine.ts).
+  created_at: ColumnType<string, never, never>;
+}
+
+export interface PageTombstonesTable {
+  page_id: number;
+  workspace_id: number;
+  change_seq: ColumnType<number, never, never>;
+  txid: ColumnType<string, never, never>;
+}
+
+export interface ParagraphsTable {
+  id: Generated<number>;
+  page_id: number;
+  paragraph_index: number;
+  content: string;
+  created_at: ColumnType<Date, never, never>;
+}
+
+export interface SentencesTable {
+  id: Generated<number>;
+  paragraph_id: number;
+  sentence_index: number;
+  content: string;
+  created_at: ColumnType<Date, never, never>;
+}
+
+export interface TasksTable {
+  identifier: string;
+  workspace_id: number;
+  kind: string;
+  status: string;
+  progress: number;
+  title: string;
+  message: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  document_id: number | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  run_after: ColumnType<Date, Date | string | undefined, Date | string>;
+  lease_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  worker_id: string | null;
+  max_attempts: ColumnType<number, number | undefined, number>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface ExtractionsTable {
+  id: Generated<number>;
+  workspace_id: number;
+  name: string;
+  description: string | null;
+  schema: ColumnType<Record<string, unknown>, string, string>;
+  multiple: boolean;
+  created_at: CreatedAt;
+}
+
+export interface ExtractionDocumentsTable {
+  id: Generated<number>;
+  workspace_id: number;
+  extraction_id: number;
+  task_identifier: string;
+  source: string;
+  document_id: number | null;
+  file_path: string;
+  file_url: string | null;
+  file_name: string | null;
+  content_type: string | null;
+  title: string | null;
+  pages: ColumnType<string[], string, string>;
+  created_at: CreatedAt;
+}
+
+export interface ExtractionResultsTable {
+  id: Generated<number>;
+  workspace_id: number;
+  extraction_id: number;
+  extraction_document_id: number;
+  task_identifier: string;
+  results: ColumnType<Record<string, unknown>[], string, string>;
+  engine: string;
+  created_at: CreatedAt;
+}
+
+export interface Database {
+  workspaces: WorkspacesTable;
+  api_keys: ApiKeysTable;
+  documents: DocumentsTable;
+  pages: PagesTable;
+  page_tombstones: PageTombstonesTable;
+  paragraphs: ParagraphsTable;
+  sentences: SentencesTable;
+  tasks: TasksTable;
+  extractions: ExtractionsTable;
+  extraction_documents: ExtractionDocumentsTable;
+  extraction_results: ExtractionResultsTable;
+}

@@ -1,0 +1,152 @@
+// Queries on the task table (the queue and the status of every processing task).
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from './schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export type TaskStatus = 'PENDING' | 'PROCESSING' | 'RETRYING' | 'COMPLETED' | 'FAILED';
+
+export interface NewTask {
+  identifier: string;
+  workspaceId: number;
+  kind: string;
+  status: TaskStatus;
+  progress: number;
+  title: string;
+  message: string;
+  payload?: Record<string, unknown>;
+  documentId?: number | null;
+}
+
+export interface TaskRow {
+  identifier: string;
+  kind: string;
+  status: TaskStatus;
+  progress: number;
+  title: string;
+  message: string;
+  document_id: number | null;
+}
+
+export async function insertTask(db: Db, task: NewTask): Promise<void> {
+  await db
+    .insertInto('tasks')
+    .values({
+      identifier: task.identifier,
+      workspace_id: task.workspaceId,
+      kind: task.kind,
+      status: task.status,
+      progress: task.progress,
+      title: task.title,
+      message: task.message,
+      payload: JSON.stringify(task.payload ?? {}),
+      document_id: task.documentId ?? null,
+    })
+    .execute();
+}
+
+export async function findTask(db: Db, workspaceId: number, identifier: string): Promise<TaskRow | undefined> {
+  const row = await db
+    .selectFrom('tasks')
+    .select(['identifier', 'kind', 'status', 'progress', 'title', 'message', 'document_id'])
+    .where('workspace_id', '=', workspaceId)
+    .where('identifier', '=', identifier)
+    .executeTakeFirst();
+  return row ? { ...row, status: row.status as TaskStatus } : undefined;
+}
+
+export interface ClaimedTask {
+  identifier: string;
+  workspace_id: number;
+  kind: string;
+  title: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+  max_attempts: number;
+}
+
+/**
+ * Claims the next runnable task for `workerId`: pending, due for a retry, or processing
+ * under a lease that expired (its worker died). SKIP LOCKED lets workers claim concurrently.
+ */
+export async function claimTask(db: Db, workerId: string, kinds: string[], leaseMs: number): Promise<ClaimedTask | undefined> {
+  const result = await sql<ClaimedTask>`
+    UPDATE tasks SET status = 'PROCESSING', attempts = attempts + 1, worker_id = ${workerId},
+      lease_until = clock_timestamp() + ${leaseMs} * interval '1 millisecond', updated_at = clock_timestamp()
+    WHERE identifier = (
+      SELECT identifier FROM tasks
+      WHERE kind = ANY(${kinds}::text[]) AND (
+        (status IN ('PENDING', 'RETRYING') AND run_after <= clock_timestamp())
+        OR (status = 'PROCESSING' AND lease_until < clock_timestamp())
+      )
+      ORDER BY run_after, created_at
+      LIMIT 1
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING identifier, workspace_id, kind, title, payload, attempts, max_attempts
+  `.execute(db);
+  return result.rows[0];
+}
+
+/** Extends the lease; false when the task is no longer ours. */
+export async function renewLease(db: Db, identifier: string, workerId: string, leaseMs: number): Promise<boolean> {
+  const result = await db
+    .updateTable('tasks')
+    .set({ lease_until: sql<Date>`clock_timestamp() + ${leaseMs} * interval '1 millisecond'` })
+    .where('identifier', '=', identifier)
+    .where('worker_id', '=', workerId)
+    .where('status', '=', 'PROCESSING')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Records progress; it never goes backwards (a retry resumes at the highest value shown). */
+export async function reportProgress(db: Db, identifier: string, workerId: string, progress: number, message: string): Promise<void> {
+  await db
+    .updateTable('tasks')
+    .set({ progress: sql<number>`greatest(progress, ${Math.round(progress)})`, message, updated_at: sql<Date>`clock_timestamp()` })
+    .where('identifier', '=', identifier)
+    .where('worker_id', '=', workerId)
+    .where('status', '=', 'PROCESSING')
+    .execute();
+}
+
+/** Marks the task completed if `workerId` still holds it; false when it lost the lease. */
+export async function completeTask(db: Db, identifier: string, workerId: string, documentId: number | null, message: string): Promise<boolean> {
+  const result = await db
+    .updateTable('tasks')
+    .set({ status: 'COMPLETED', progress: 100, message, document_id: documentId, lease_until: null, updated_at: sql<Date>`clock_timestamp()` })
+    .where('identifier', '=', identifier)
+    .where('worker_id', '=', workerId)
+    .where('status', '=', 'PROCESSING')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Ends the task FAILED, or schedules a retry (RETRYING) after `retryInMs`. */
+export async function failTask(db: Db, identifier: string, workerId: string, message: string, retryInMs: number | null): Promise<void> {
+  await db
+    .updateTable('tasks')
+    .set({
+      status: retryInMs === null ? 'FAILED' : 'RETRYING',
+      message,
+      lease_until: null,
+      run_after: retryInMs === null ? sql<Date>`run_after` : sql<Date>`clock_timestamp() + ${retryInMs} * interval '1 millisecond'`,
+      updated_at: sql<Date>`clock_timestamp()`,
+    })
+    .where('identifier', '=', identifier)
+    .where('worker_id', '=', workerId)
+    .where('status', '=', 'PROCESSING')
+    .execute();
+}
+
+/** Hands the worker's tasks back to the queue (shutdown), to be claimed again at once. */
+export async function releaseTasks(db: Db, workerId: string): Promise<number> {
+  const result = await db
+    .updateTable('tasks')
+    .set({ status: 'PENDING', lease_until: null, worker_id: null, run_after: sql<Date>`clock_timestamp()`, attempts: sql<number>`greatest(attempts - 1, 0)`, message: 'Waiting for a worker (released at shutdown)' })
+    .where('worker_id', '=', workerId)
+    .where('status', '=', 'PROCESSING')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

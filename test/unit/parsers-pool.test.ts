@@ -1,0 +1,129 @@
+// ParserPool: parsing on worker threads, from the TypeScript sources (here, under vitest) and
+// from a compiled build (compiled to a temporary folder and run by plain node).
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ParseError, ParserPool } from '../../src/ingest/parsers/index.js';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const CORPUS = '/work/shared/corpus/docs';
+const haveCorpus = fs.existsSync(CORPUS);
+const read = (rel: string) => new Uint8Array(fs.readFileSync(path.join(CORPUS, rel)));
+const utf8 = (text: string) => new TextEncoder().encode(text);
+
+describe('ParserPool', () => {
+  const pool = new ParserPool({ threads: 2 });
+  afterAll(() => pool.close());
+
+  it('parses on a worker and reports progress from it', async () => {
+    const progress: [number, number][] = [];
+    const doc = await pool.parse(utf8('# Title\n\nSome text.'), 'markdown', (done, total) => progress.push([done, total]));
+    expect(doc).toEqual({ format: 'markdown', pages: ['# Title\n\nSome text.'], title: 'Title' });
+    expect(progress).toEqual([[1, 1]]);
+  });
+
+  it.skipIf(!haveCorpus)('parses a multi-page PDF with progress page by page; the caller’s bytes stay usable', async () => {
+    const bytes = read('pdf/text/tracemonkey.pdf');
+    const progress: number[] = [];
+    const doc = await pool.parse(bytes, 'pdf', (done, total) => {
+      expect(total).toBe(14);
+      progress.push(done);
+    });
+    expect(doc.pages.length).toBe(14);
+    expect(progress).toEqual(Array.from({ length: 14 }, (_, i) => i + 1));
+    expect(bytes.length).toBeGreaterThan(0); // not detached by the transfer to the worker
+    expect(Buffer.from(bytes.subarray(0, 5)).toString()).toBe('%PDF-');
+  });
+
+  it.skipIf(!haveCorpus)('keeps ParseError and its message across the thread boundary', async () => {
+    const err = await pool.parse(read('pdf/encrypted/password-123456.pdf'), 'pdf').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ParseError);
+    expect((err as Error).message).toMatch(/encrypted and needs a password/);
+    const scanned = await pool.parse(read('pdf/scanned/linn.pdf'), 'pdf').catch((e: unknown) => e);
+    expect(scanned).toBeInstanceOf(ParseError);
+    expect((scanned as Error).message).toMatch(/OCR/);
+  });
+
+  it('passes other errors on as plain errors', async () => {
+    const err = await pool.parse(utf8('x'), 'rtf' as never).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(ParseError);
+    expect((err as Error).message).toMatch(/unknown document format/);
+  });
+
+  it('runs jobs in parallel and queues the rest', async () => {
+    const jobs = Array.from({ length: 6 }, (_, i) => pool.parse(utf8(`Document number ${i}.`), 'text'));
+    const docs = await Promise.all(jobs);
+    expect(docs.map((d) => d.pages[0])).toEqual(Array.from({ length: 6 }, (_, i) => `Document number ${i}.`));
+  });
+
+  it.skipIf(!haveCorpus)('stops a parse that runs too long, and goes on with a fresh worker', async () => {
+    // The limit counts parsing only (not the worker's start-up): 352 pages take far longer.
+    const limited = new ParserPool({ threads: 1, timeoutMs: 200 });
+    try {
+      const err = await limited.parse(read('pdf/text/freeculture.pdf'), 'pdf').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ParseError);
+      expect((err as Error).message).toBe('Parsing was stopped after 200 ms: the file is too complex or damaged');
+      expect((await limited.parse(utf8('after'), 'text')).pages).toEqual(['after']);
+    } finally {
+      await limited.close();
+    }
+  }, 60_000);
+
+  it('fails queued and running jobs on close, and refuses new ones', async () => {
+    const closing = new ParserPool({ threads: 1 });
+    const running = closing.parse(utf8('one'), 'text').catch((e: Error) => e);
+    const queued = closing.parse(utf8('two'), 'text').catch((e: Error) => e);
+    await closing.close();
+    expect(await running).toEqual(new Error('ParserPool is closed'));
+    expect(await queued).toEqual(new Error('ParserPool is closed'));
+    await expect(closing.parse(utf8('three'), 'text')).rejects.toThrow(/closed/);
+  });
+
+  it('validates its options', () => {
+    expect(() => new ParserPool({ threads: 0 })).toThrow(RangeError);
+    expect(new ParserPool().threads).toBeGreaterThanOrEqual(1);
+    expect(new ParserPool().threads).toBeLessThanOrEqual(2);
+  });
+});
+
+describe.skipIf(!haveCorpus)('ParserPool from a compiled build', () => {
+  // Inside node_modules so that the build resolves the project's dependencies; its own
+  // package.json makes the emitted files ES modules.
+  const out = path.join(ROOT, 'node_modules', '.cache', `folio-parsers-build-${process.pid}`);
+  afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
+
+  it('works from plain JavaScript with the worker entry compiled beside it', async () => {
+    const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    const sources = ['index.ts', 'worker.ts'].map((f) => path.join(ROOT, 'src/ingest/parsers', f));
+    await run(process.execPath, [
+      tsc,
+      ...['--outDir', out, '--rootDir', path.join(ROOT, 'src'), '--module', 'nodenext', '--moduleResolution', 'nodenext'],
+      ...['--target', 'es2022', '--strict', '--esModuleInterop', '--skipLibCheck', '--types', 'node'],
+      ...sources,
+    ], { cwd: ROOT });
+    fs.writeFileSync(path.join(out, 'package.json'), '{"type":"module"}');
+    const entry = path.join(out, 'ingest/parsers/index.js');
+    expect(fs.existsSync(path.join(out, 'ingest/parsers/worker.js'))).toBe(true);
+
+    const script = `
+      import { ParserPool, ParseError } from ${JSON.stringify(entry)};
+      import fs from 'node:fs';
+      const pool = new ParserPool({ threads: 1 });
+      let progress = 0;
+      const doc = await pool.parse(new Uint8Array(fs.readFileSync(${JSON.stringify(path.join(CORPUS, 'pdf/text/bitcoin.pdf'))})), 'pdf', (d) => (progress = d));
+      const err = await pool.parse(new Uint8Array(fs.readFileSync(${JSON.stringify(path.join(CORPUS, 'pdf/scanned/linn.pdf'))})), 'pdf').catch((e) => e);
+      await pool.close();
+      console.log(JSON.stringify({ pages: doc.pages.length, first: doc.pages[0].slice(0, 46), progress, parseError: err instanceof ParseError, message: err.message }));
+    `;
+    // Plain node, without tsx or vitest: the pool must find worker.js on its own.
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: '/', env: { PATH: process.env.PATH } });
+    const result = JSON.parse(stdout.trim().split('\n').pop()!);
+    expect(result).toMatchObject({ pages: 9, first: 'Bitcoin: A Peer-to-Peer Electronic Cash System', progress: 9, parseError: true });
+    expect(result.message).toMatch(/OCR/);
+  }, 180_000);
+});

@@ -1,0 +1,180 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ScanPool, VectorMatrix, topK } from '../../src/search/kernel/index.js';
+
+function randomUnit(dims: number): Float32Array {
+  const v = Float32Array.from({ length: dims }, () => Math.random() - 0.5);
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+}
+
+function filled(dims: number, rows: number, opts = {}): { matrix: VectorMatrix; vectors: Float32Array[] } {
+  const matrix = new VectorMatrix(dims, opts);
+  const vectors = Array.from({ length: rows }, () => randomUnit(dims));
+  for (const v of vectors) matrix.append(v);
+  return { matrix, vectors };
+}
+
+function expectScores(scores: Float32Array, query: Float32Array, vectors: Float32Array[]): void {
+  expect(scores.length).toBe(vectors.length);
+  vectors.forEach((v, i) => expect(Math.abs(scores[i] - dot(query, v))).toBeLessThan(1e-5));
+}
+
+describe('vector scan kernel', () => {
+  const pool = new ScanPool({ threads: 2 });
+  afterAll(() => pool.close());
+
+  for (const dims of [1536, 7]) {
+    for (const rows of [1, 3, 1001]) {
+      it(`scores ${rows} rows of ${dims} dims like a plain dot product`, async () => {
+        const { matrix, vectors } = filled(dims, rows);
+        const query = randomUnit(dims);
+        expectScores(await pool.score(matrix, query), query, vectors);
+      });
+    }
+  }
+
+  it('splits large scans across threads', async () => {
+    // 2,000 rows x 6 KiB is past the size one thread takes alone.
+    const { matrix, vectors } = filled(1536, 2000);
+    const query = randomUnit(1536);
+    expectScores(await pool.score(matrix, query), query, vectors);
+    const rows = Int32Array.from({ length: 1999 }, (_, i) => 1999 - i);
+    expectScores(await pool.score(matrix, query, rows), query, Array.from(rows, (r) => vectors[r]));
+  });
+
+  it('scores a subset of rows, in the order given', async () => {
+    const { matrix, vectors } = filled(1536, 1001);
+    const rows = Int32Array.from({ length: 103 }, () => Math.floor(Math.random() * 1001));
+    rows[1] = rows[0]; // duplicates are fine
+    const query = randomUnit(1536);
+    expectScores(await pool.score(matrix, query, rows), query, Array.from(rows, (r) => vectors[r]));
+    expect(await pool.score(matrix, query, new Int32Array(0))).toHaveLength(0);
+    await expect(pool.score(matrix, query, Int32Array.of(0, 1001))).rejects.toThrow(RangeError);
+    await expect(pool.score(matrix, randomUnit(8))).rejects.toThrow(/dims/);
+  });
+
+  it('keeps existing rows when it grows past its capacity, also for workers already attached', async () => {
+    const { matrix, vectors } = filled(1536, 3, { capacity: 2 });
+    const query = randomUnit(1536);
+    expectScores(await pool.score(matrix, query), query, vectors);
+    const before = matrix.capacity;
+    for (let i = 0; i < 3000; i++) vectors.push(randomUnit(1536));
+    vectors.slice(3).forEach((v) => matrix.append(v));
+    expect(matrix.capacity).toBeGreaterThan(before);
+    expect(matrix.byteLength).toBeGreaterThanOrEqual(matrix.capacity * 1536 * 4);
+    expect(matrix.get(0)).toEqual(vectors[0]);
+    expect(matrix.get(2999)).toEqual(vectors[2999]);
+    expectScores(await pool.score(matrix, query), query, vectors);
+  });
+
+  it('sets, copies and truncates rows', async () => {
+    const { matrix, vectors } = filled(7, 5);
+    const query = randomUnit(7);
+    vectors[1] = randomUnit(7);
+    matrix.set(1, vectors[1]);
+    matrix.copyRow(4, 0); // swap-remove of row 0
+    vectors[0] = vectors[4];
+    matrix.truncate(4);
+    vectors.length = 4;
+    expect(matrix.rows).toBe(4);
+    expectScores(await pool.score(matrix, query), query, vectors);
+    vectors.push(randomUnit(7));
+    expect(matrix.append(vectors[4])).toBe(4);
+    expectScores(await pool.score(matrix, query), query, vectors);
+    expect(() => matrix.set(5, vectors[0])).toThrow(RangeError);
+    expect(() => matrix.copyRow(0, 5)).toThrow(RangeError);
+    expect(() => matrix.truncate(6)).toThrow(RangeError);
+    expect(() => matrix.append(new Float32Array(8))).toThrow(/dims/);
+    expect(matrix.rows).toBe(5);
+  });
+
+  it('refuses rows beyond its limit with a clear error', () => {
+    const matrix = new VectorMatrix(4, { maxRows: 2 });
+    matrix.append(randomUnit(4));
+    matrix.append(randomUnit(4));
+    expect(() => matrix.append(randomUnit(4))).toThrow(/full.*4 GiB/);
+    // wasm32 memory holds about 700k rows of 1536 dims
+    expect(new VectorMatrix(1536, { capacity: 1 }).maxRows).toBeGreaterThan(690_000);
+  });
+
+  it('serves several matrices from one pool, concurrently', async () => {
+    const a = filled(1536, 1001);
+    const b = filled(7, 3);
+    const qa = randomUnit(1536);
+    const qb = randomUnit(7);
+    const [sa, sb, sa2] = await Promise.all([
+      pool.score(a.matrix, qa),
+      pool.score(b.matrix, qb),
+      pool.score(a.matrix, qa, Int32Array.of(7)),
+    ]);
+    expectScores(sa, qa, a.vectors);
+    expectScores(sb, qb, b.vectors);
+    expectScores(sa2, qa, [a.vectors[7]]);
+    pool.release(a.matrix);
+    expectScores(await pool.score(a.matrix, qa), qa, a.vectors);
+    expect(await pool.score(new VectorMatrix(7), qb)).toHaveLength(0);
+  });
+
+  it('lets one pool at a time scan a matrix, since they would share its scratch slots', async () => {
+    const { matrix, vectors } = filled(7, 3);
+    const query = randomUnit(7);
+    await pool.score(matrix, query);
+    const other = new ScanPool({ threads: 1 });
+    try {
+      await expect(other.score(matrix, query)).rejects.toThrow(/another ScanPool/);
+      pool.release(matrix);
+      expectScores(await other.score(matrix, query), query, vectors);
+    } finally {
+      await other.close();
+    }
+    expectScores(await pool.score(matrix, query), query, vectors); // the closed pool no longer holds it
+  });
+
+  it('ranks the k best, ties by id ascending', () => {
+    const scores = Float32Array.of(0.5, 0.9, 0.5, 0.1, 0.9, 0.7);
+    expect(Array.from(topK(scores, 3))).toEqual([1, 4, 5]);
+    expect(Array.from(topK(scores, 4, ['f', 'e', 'd', 'c', 'b', 'a']))).toEqual([4, 1, 5, 2]);
+    expect(Array.from(topK(scores, 10))).toEqual([1, 4, 5, 0, 2, 3]);
+    expect(topK(scores, 0)).toHaveLength(0);
+    const many = Float32Array.from({ length: 5000 }, () => Math.round(Math.random() * 50));
+    const expected = Array.from(many.keys())
+      .sort((x, y) => many[y] - many[x] || x - y)
+      .slice(0, 20);
+    expect(Array.from(topK(many, 20))).toEqual(expected);
+  });
+
+  it('close() ends the workers and later scans fail', async () => {
+    const own = new ScanPool({ threads: 1 });
+    const { matrix } = filled(7, 3);
+    await own.score(matrix, randomUnit(7));
+    await own.close();
+    await expect(own.score(matrix, randomUnit(7))).rejects.toThrow(/closed/);
+  });
+
+  it('lets the process exit, whether or not close() is called', () => {
+    const kernel = fileURLToPath(new URL('../../src/search/kernel/index.ts', import.meta.url));
+    for (const close of [true, false]) {
+      const script = `
+        import { ScanPool, VectorMatrix } from ${JSON.stringify(kernel)};
+        const pool = new ScanPool();
+        const m = new VectorMatrix(3);
+        m.append(Float32Array.of(1, 2, 3));
+        const [s] = await pool.score(m, Float32Array.of(1, 1, 1));
+        ${close ? 'await pool.close();' : ''}
+        console.log(s);`;
+      const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(out.trim()).toBe('6');
+    }
+  });
+});
