@@ -46,7 +46,8 @@ describe.skipIf(!ENGINES.includes('postgres'))('worker processes on PostgreSQL',
 
   async function stopWorkers(): Promise<void> {
     for (const w of workers.splice(0)) {
-      if (w.exitCode === null) {
+      // A process killed by a signal has a signalCode and no exitCode, and has already exited.
+      if (w.exitCode === null && w.signalCode === null) {
         w.kill('SIGKILL');
         await new Promise((r) => w.once('exit', r));
       }
