@@ -6,18 +6,15 @@ import { parseHTML } from 'linkedom';
 import { describe, expect, it } from 'vitest';
 import { detectFormat, ParseError, parseDocument, type ParsedDocument } from '../../src/ingest/parsers/index.js';
 
-const CORPUS = '/work/shared/corpus/docs';
+const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus/docs');
 const GT = path.join(CORPUS, 'ground_truth');
-const haveCorpus = fs.existsSync(path.join(CORPUS, 'manifest.json'));
 
 interface ManifestDoc {
   path: string;
   flags: string[];
   pdf?: { pages?: number };
 }
-const manifest: { documents: ManifestDoc[] } = haveCorpus
-  ? JSON.parse(fs.readFileSync(path.join(CORPUS, 'manifest.json'), 'utf8'))
-  : { documents: [] };
+const manifest: { documents: ManifestDoc[] } = JSON.parse(fs.readFileSync(path.join(CORPUS, 'manifest.json'), 'utf8'));
 
 const norm = (text: string) => text.normalize('NFC').replace(/\s+/g, ' ').trim();
 const read = (rel: string) => new Uint8Array(fs.readFileSync(path.join(CORPUS, rel)));
@@ -49,7 +46,7 @@ function expectContains(doc: ParsedDocument | string, passages: string[]): void 
 /** Text without whitespace and punctuation, for comparing the words of two renderings. */
 const words = (text: string) => text.toLowerCase().match(/\p{L}+/gu) ?? [];
 
-describe.skipIf(!haveCorpus)('parsers on the corpus', () => {
+describe('parsers on the corpus', () => {
   describe('text PDFs', () => {
     const textPdfs = manifest.documents.filter((d) => d.path.startsWith('docs/pdf/text/'));
 

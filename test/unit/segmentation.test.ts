@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { segmentPage, splitParagraphs, splitSentences } from '../../src/ingest/segmentation.js';
 
-const CORPUS = '/work/shared/corpus/docs';
+const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus/docs');
 const squash = (text: string) => text.replace(/\s+/g, '');
 
 describe('splitParagraphs', () => {
