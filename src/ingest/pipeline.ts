@@ -7,7 +7,7 @@ import type { BlobStore } from '../store/blobs.js';
 import { insertDocument, insertPages, type NewPage } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
 import { TaskError, type TaskContext, type TaskHandler } from '../tasks/worker.js';
-import { ParseError, detectFormat, type DocumentFormat, type ParserPool } from './parsers/index.js';
+import { OCR_OFF_HINT, ParseError, detectFormat, type DocumentFormat, type ParsedDocument, type ParserPool } from './parsers/index.js';
 import { segmentPage } from './segmentation.js';
 import { FetchError, fetchUrl } from './url-fetch.js';
 
@@ -141,8 +141,26 @@ async function processFile(
       contentType: file.contentType,
     });
     await insertPages(trx, ctx.task.workspace_id, doc.id, newPages);
-    return { documentId: doc.id, message: `Completed: ${pages.length} page${pages.length === 1 ? '' : 's'} stored and searchable`, result: doc.id };
+    return { documentId: doc.id, message: completionMessage(parsed), result: doc.id };
   });
+}
+
+/** What the task says when done: how many pages, and which came from OCR or were left unread. */
+export function completionMessage(parsed: ParsedDocument): string {
+  const count = parsed.pages.length;
+  let message = `Completed: ${count} page${count === 1 ? '' : 's'} stored and searchable`;
+  const ocr = parsed.ocrPages ?? [];
+  if (ocr.length > 0) message += `; ${ocr.length} read by OCR`;
+  const unread = parsed.unreadPages ?? [];
+  if (unread.length > 0) {
+    message += `; ${unread.length === 1 ? 'page' : 'pages'} ${listPages(unread)} ${unread.length === 1 ? 'is an image' : 'are images'} without a text layer, left empty because ${OCR_OFF_HINT}`;
+  }
+  return message;
+}
+
+function listPages(pages: readonly number[]): string {
+  if (pages.length === 1) return String(pages[0]);
+  return `${pages.slice(0, -1).join(', ')} and ${pages[pages.length - 1]}`;
 }
 
 async function ingestFile(deps: IngestDeps, ctx: TaskContext): Promise<void> {

@@ -144,6 +144,7 @@ describe('the corpus through the ingest pipeline', { timeout: 600_000 }, () => {
     // Mixed: the five image-only pages are read too, the page with a text layer keeps it.
     const mixed = outcomes.get('pdf/scanned/multipage.pdf')!;
     expect(mixed.status, mixed.message).toBe('COMPLETED');
+    expect(mixed.message).toBe('Completed: 6 pages stored and searchable; 5 read by OCR');
     expect(mixed.pages.length).toBe(6);
     expect(normalise(mixed.pages[5].content)).toContain('It was the year of Our Lord one thousand');
     // A page whose only picture is a smiley has no text to find.

@@ -57,6 +57,8 @@ describe('OCR on the scanned corpus', { timeout: 300_000 }, () => {
     expect(doc.ocrPages).toEqual([1, 2, 3, 5, 6]);
     const withoutOcr = await parseDocument(read('pdf/scanned/multipage.pdf'), 'pdf');
     expect(withoutOcr.pages.map((p) => p.length > 0)).toEqual([false, false, false, true, false, false]);
+    expect(withoutOcr.unreadPages).toEqual([1, 2, 3, 5, 6]);
+    expect(doc.unreadPages).toBeUndefined();
     expect(doc.pages[3]).toBe(withoutOcr.pages[3]); // its own text layer, not a second OCR
     expect(norm(doc.pages[0])).toContain('went tip-toeing along a path amongst the trees');
     expect(norm(doc.pages[1])).toContain('9000x9000 pixels');

@@ -1,9 +1,7 @@
 // OCR without the corpus: rasters, TIFF splitting, image headers and format detection, and
 // images rendered here from known text (PNG, JPEG, WebP, multi-page TIFF, turned sideways or
 // upside down) that must read back as that text, on this thread and through ParserPool.
-import path from 'node:path';
-import { createRequire } from 'node:module';
-import { createCanvas, GlobalFonts, type Canvas } from '@napi-rs/canvas';
+import { createCanvas, type Canvas } from '@napi-rs/canvas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { characterErrorRate } from '../../bench/ocr/cer.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
@@ -14,32 +12,13 @@ import { recognisePage, wordsToText } from '../../src/ingest/ocr/page.js';
 import { applyExifOrientation, crop, isBlank, rgbaToGray, rotate, shrink, toPgm, type GrayImage } from '../../src/ingest/ocr/raster.js';
 import { isTiff, splitTiff } from '../../src/ingest/ocr/tiff.js';
 import { detectFormat, ParseError, ParserPool, parseDocument } from '../../src/ingest/parsers/index.js';
-
-// A font from an npm package (pdfjs ships Liberation Sans), so the images do not depend on
-// the machine's fonts.
-const FONT = 'FolioOcrTest';
-GlobalFonts.registerFromPath(
-  path.join(path.dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts', 'LiberationSans-Regular.ttf'),
-  FONT,
-);
+import { textCanvas } from '../helpers/text-image.js';
 
 const TEXT = [
   'The quick brown fox jumps over the lazy dog.',
   'Pack my box with five dozen liquor jugs, then',
   'send 42 invoices to Berlin before 9 March 2024.',
 ];
-
-/** Black text on white, 40 px type (10 pt at about 290 dpi), one line per entry. */
-function textCanvas(lines: string[], size = 40): Canvas {
-  const canvas = createCanvas(Math.round(size * 26), Math.round(size * (1.6 * lines.length + 2)));
-  const ctx = canvas.getContext('2d');
-  ctx.fillStyle = '#fff';
-  ctx.fillRect(0, 0, canvas.width, canvas.height);
-  ctx.fillStyle = '#000';
-  ctx.font = `${size}px ${FONT}`;
-  lines.forEach((line, i) => ctx.fillText(line, size, size * (1.6 * i + 2)));
-  return canvas;
-}
 
 function grayOf(canvas: Canvas): GrayImage {
   return rgbaToGray(canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data, canvas.width, canvas.height);

@@ -4,4 +4,4 @@
 export { detectFormat } from './detect.js';
 export { parseDocument, type ParseOptions } from './parse.js';
 export { ParserPool, type OcrPoolOptions, type ParserPoolOptions } from './pool.js';
-export { DOCUMENT_FORMATS, ParseError, type DocumentFormat, type ParsedDocument, type ProgressCallback } from './types.js';
+export { DOCUMENT_FORMATS, OCR_OFF_HINT, ParseError, type DocumentFormat, type ParsedDocument, type ProgressCallback } from './types.js';

@@ -88,6 +88,7 @@ export async function parsePdf(
     const total = doc.numPages;
     const pages: (string | undefined)[] = new Array(total);
     const ocrPages: number[] = [];
+    const unreadPages: number[] = [];
     let failed = 0;
     let garbage = 0;
     let reported = 0;
@@ -127,6 +128,7 @@ export async function parsePdf(
         else if (textShare < SPARSE_TEXT && (await imageCoverage(pdfjs, page).catch(() => 0)) >= MOSTLY_IMAGE) scan = 'sparse';
       }
       if (scan === 'none' || !ocr || !page) {
+        if (!ocr && page && text === '' && (await imageCoverage(pdfjs, page).catch(() => 0)) >= MOSTLY_IMAGE) unreadPages.push(n);
         page?.cleanup();
         pages[n - 1] = text;
         report();
@@ -172,6 +174,7 @@ export async function parsePdf(
     }
     const parsed: ParsedDocument = { format: 'pdf', pages: texts, title: await pdfTitle(doc) };
     if (ocrPages.length > 0) parsed.ocrPages = ocrPages.sort((a, b) => a - b);
+    if (unreadPages.length > 0) parsed.unreadPages = unreadPages;
     return parsed;
   } finally {
     await doc.destroy().catch(() => undefined);

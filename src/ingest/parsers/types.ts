@@ -13,6 +13,8 @@ export interface ParsedDocument {
   title: string | null;
   /** Pages (from 1) whose text came from OCR; absent when none did. */
   ocrPages?: number[];
+  /** Pages (from 1) left empty because they are images and OCR is off; absent when none are. */
+  unreadPages?: number[];
 }
 
 /** Ends the message of a file that needs OCR when OCR is off. */
