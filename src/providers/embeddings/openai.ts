@@ -2,6 +2,7 @@
 // on the built-in fetch: batching, per-request timeout, retries with backoff, and checks
 // that every answer is complete, ordered and 1536-dimensional.
 import { EMBEDDING_DIMENSIONS, l2Normalize, type EmbeddingProvider } from './types.js';
+import { retryAfterMs, serverMessage, sleep } from '../http.js';
 
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
@@ -62,30 +63,6 @@ export function planBatches(texts: string[], maxInputs: number, maxChars: number
   return batches;
 }
 
-/** Retry-After as seconds (fractions accepted) or an HTTP date; OpenAI also sends -ms. */
-function retryAfterMs(headers: Headers): number | null {
-  const ms = Number(headers.get('retry-after-ms') ?? NaN);
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const value = headers.get('retry-after');
-  if (value === null || value.trim() === '') return null;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
-}
-
-function serverMessage(body: string): string {
-  try {
-    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
-    const message =
-      typeof parsed.error === 'string' ? parsed.error : (parsed.error?.message ?? parsed.message);
-    if (typeof message === 'string' && message !== '') return message;
-  } catch {
-    // not JSON: fall through to the raw text
-  }
-  return body.trim().slice(0, 500) || '(empty body)';
-}
-
 function decodeEmbedding(value: unknown): Float32Array | null {
   if (typeof value === 'string') {
     const bytes = Buffer.from(value, 'base64');
@@ -95,20 +72,6 @@ function decodeEmbedding(value: unknown): Float32Array | null {
   }
   if (Array.isArray(value) && value.every((x) => typeof x === 'number')) return Float32Array.from(value);
   return null;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 export function createOpenAIEmbeddingProvider(options: OpenAIEmbeddingOptions): EmbeddingProvider {

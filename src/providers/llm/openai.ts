@@ -4,6 +4,7 @@
 // network errors (Retry-After honoured), one more attempt on unusable output, and a token
 // budget per call (prompt estimate and completion cap).
 import { Ajv, type ValidateFunction } from 'ajv';
+import { retryAfterMs, serverMessage, sleep } from '../http.js';
 import {
   LlmOutputError,
   LlmRequestError,
@@ -75,42 +76,6 @@ export function strictCompatible(schema: unknown): boolean {
     if (!Object.keys(props).every((k) => required.includes(k))) return false;
   }
   return Object.entries(s).every(([key, value]) => key === 'enum' || key === 'const' || strictCompatible(value));
-}
-
-function retryAfterMs(headers: Headers): number | null {
-  const ms = Number(headers.get('retry-after-ms') ?? NaN);
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const value = headers.get('retry-after');
-  if (value === null || value.trim() === '') return null;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
-}
-
-function serverMessage(body: string): string {
-  try {
-    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
-    const message = typeof parsed.error === 'string' ? parsed.error : (parsed.error?.message ?? parsed.message);
-    if (typeof message === 'string' && message !== '') return message;
-  } catch {
-    // not JSON: the raw text
-  }
-  return body.trim().slice(0, 500) || '(empty body)';
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** JSON from a model's text; tolerates a Markdown code fence around it (servers without structured outputs). */
