@@ -55,6 +55,8 @@ export const errors = {
   notFound: (what: string) => new AppError('RESOURCE_NOT_FOUND', `${what} not found`),
   payloadTooLarge: (limitBytes: number) =>
     new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${limitBytes} bytes`),
+  tooManyFormParts: () =>
+    new AppError('PAYLOAD_TOO_LARGE', 'The multipart form has too many parts: send one file and only the documented fields'),
   unsupportedMediaType: (message: string) => new AppError('UNSUPPORTED_MEDIA_TYPE', message),
   rateLimited: (retryAfterSeconds: number) =>
     new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded; retry in ${retryAfterSeconds} s`),

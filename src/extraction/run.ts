@@ -10,7 +10,7 @@ import type { BlobStore } from '../store/blobs.js';
 import { findDocument, pagesOfDocument } from '../store/documents.js';
 import { findExtraction, insertExtractionDocument, insertExtractionResult, lockExtraction, type ExtractionRow } from '../store/extractions.js';
 import type { Database } from '../store/schema.js';
-import { TaskError, type TaskContext, type TaskHandler } from '../tasks/worker.js';
+import { TaskError, throttledProgress, type ProgressReporter, type TaskContext, type TaskHandler } from '../tasks/worker.js';
 import { ExtractionFailure, extractWithLlm } from './llm.js';
 import { extractOffline, type ExtractedRecord } from './offline.js';
 import { validationErrors } from './schema.js';
@@ -36,17 +36,7 @@ interface ReadDocument {
   documentId: number | null;
 }
 
-function throttled(ctx: TaskContext): (percent: number, message: string, force?: boolean) => Promise<void> {
-  let last = 0;
-  return async (percent, message, force = false) => {
-    const now = Date.now();
-    if (!force && now - last < 250) return;
-    last = now;
-    await ctx.progress(percent, message);
-  };
-}
-
-async function parseBytes(deps: ExtractionDeps, ctx: TaskContext, bytes: Buffer, payload: RunExtractionPayload, name: string, report: ReturnType<typeof throttled>) {
+async function parseBytes(deps: ExtractionDeps, ctx: TaskContext, bytes: Buffer, payload: RunExtractionPayload, name: string, report: ProgressReporter) {
   const format = payload.format ?? detectFormat(bytes, payload.fileName, payload.contentType);
   if (!format) throw new TaskError(`${name} is not a supported document (${payload.contentType ?? 'unknown type'})`);
   await report(10, `Parsing ${name}`, true);
@@ -60,7 +50,7 @@ async function parseBytes(deps: ExtractionDeps, ctx: TaskContext, bytes: Buffer,
   }
 }
 
-async function readSource(deps: ExtractionDeps, ctx: TaskContext, payload: RunExtractionPayload, report: ReturnType<typeof throttled>): Promise<ReadDocument> {
+async function readSource(deps: ExtractionDeps, ctx: TaskContext, payload: RunExtractionPayload, report: ProgressReporter): Promise<ReadDocument> {
   const workspaceId = ctx.task.workspace_id;
   if (payload.source === 'document') {
     const documentId = payload.documentId!;
@@ -128,7 +118,7 @@ function checked(extraction: ExtractionRow, records: ExtractedRecord[]): { recor
 async function runExtraction(deps: ExtractionDeps, ctx: TaskContext): Promise<void> {
   const payload = ctx.task.payload as unknown as RunExtractionPayload;
   const workspaceId = ctx.task.workspace_id;
-  const report = throttled(ctx);
+  const report = throttledProgress(ctx);
   const extraction = await findExtraction(deps.db, workspaceId, payload.extractionId);
   if (!extraction) {
     if (payload.source !== 'document') await deps.blobs.delete(payload.blobKey).catch(() => undefined);

@@ -39,6 +39,10 @@ function fromFastifyError(error: FastifyError, bodyLimit: number): AppError | Va
       return errors.payloadTooLarge(bodyLimit);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return errors.unsupportedMediaType('Unsupported Content-Type; send application/json');
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FILES_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return errors.tooManyFormParts();
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ValidationError([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
     default:

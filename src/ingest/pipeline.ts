@@ -6,7 +6,7 @@ import { EmbeddingRequestError, type EmbeddingProvider } from '../providers/embe
 import type { BlobStore } from '../store/blobs.js';
 import { insertDocument, insertPages, type NewPage } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
-import { TaskError, type TaskContext, type TaskHandler } from '../tasks/worker.js';
+import { TaskError, throttledProgress, type ProgressReporter, type TaskContext, type TaskHandler } from '../tasks/worker.js';
 import { OCR_OFF_HINT, ParseError, detectFormat, type DocumentFormat, type ParsedDocument, type ParserPool } from './parsers/index.js';
 import { segmentPage } from './segmentation.js';
 import { FetchError, fetchUrl } from './url-fetch.js';
@@ -43,17 +43,6 @@ const EMBED_BATCH = 32;
 /** Characters of a page that are embedded (model input limits; pages are usually shorter). */
 const EMBED_CHARS = 8000;
 
-/** Reports progress at most every 250 ms, plus the first and last step. */
-function throttled(ctx: TaskContext): (percent: number, message: string, force?: boolean) => Promise<void> {
-  let last = 0;
-  return async (percent, message, force = false) => {
-    const now = Date.now();
-    if (!force && now - last < 250) return;
-    last = now;
-    await ctx.progress(percent, message);
-  };
-}
-
 function embeddingFailure(error: unknown): TaskError {
   if (error instanceof EmbeddingRequestError) {
     const transient = error.status === null || error.status === 429 || error.status >= 500;
@@ -62,7 +51,7 @@ function embeddingFailure(error: unknown): TaskError {
   return new TaskError('The embedding provider failed unexpectedly', true);
 }
 
-async function embedPages(deps: IngestDeps, ctx: TaskContext, pages: string[], report: ReturnType<typeof throttled>): Promise<(Float32Array | null)[]> {
+async function embedPages(deps: IngestDeps, ctx: TaskContext, pages: string[], report: ProgressReporter): Promise<(Float32Array | null)[]> {
   const vectors: (Float32Array | null)[] = [];
   for (let i = 0; i < pages.length; i += EMBED_BATCH) {
     ctx.signal.throwIfAborted();
@@ -92,7 +81,7 @@ async function processFile(
   origin: { source: 'file' | 'url'; fileUrl: string | null },
 ): Promise<void> {
   const name = file.fileName ?? 'the file';
-  const report = throttled(ctx);
+  const report = throttledProgress(ctx);
   let bytes: Buffer;
   try {
     bytes = await deps.blobs.read(file.blobKey);

@@ -36,6 +36,20 @@ export interface TaskContext {
 
 export type TaskHandler = (ctx: TaskContext) => Promise<void>;
 
+/** Reports progress; `force` reports at once, anything else at most every 250 ms. */
+export type ProgressReporter = (percent: number, message: string, force?: boolean) => Promise<void>;
+
+/** A reporter for a task's progress that keeps per-page updates from flooding the store. */
+export function throttledProgress(ctx: TaskContext, intervalMs = 250): ProgressReporter {
+  let last = 0;
+  return async (percent, message, force = false) => {
+    const now = Date.now();
+    if (!force && now - last < intervalMs) return;
+    last = now;
+    await ctx.progress(percent, message);
+  };
+}
+
 export interface WorkerOptions {
   concurrency: number;
   leaseMs: number;

@@ -134,6 +134,17 @@ describe.each(ENGINES)('file and URL ingestion on %s', (engine) => {
     expect(files.length).toBeLessThanOrEqual(tasks.length);
   });
 
+  it('keeps no file when the form fails after the file was stored', async () => {
+    const dir = path.join(t.config.dataDir, 'blobs', 'files');
+    const before = fs.existsSync(dir) ? fs.readdirSync(dir).length : 0;
+    const extra = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`field${i}`, 'x']));
+    const body = multipartBody({}, { filename: 'a.txt', data: ALICE }, extra);
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/documents/ingest', headers: { ...body.headers, 'x-api-key': KEYS.write }, payload: body.payload });
+    expect(res.statusCode, res.body).toBe(413);
+    expect(res.json().error).toEqual({ error_code: 'PAYLOAD_TOO_LARGE', message: 'The multipart form has too many parts: send one file and only the documented fields' });
+    expect(fs.existsSync(dir) ? fs.readdirSync(dir).length : 0).toBe(before);
+  });
+
   it('answers 404 for the file of an embedding document or a foreign one', async () => {
     const emb = await call(t.app, 'POST', '/api/v1/documents/ingest/embedding', { body: { embedding: new Array(1536).fill(0.5), content: 'x' } });
     const id = emb.json().data.document_id;

@@ -8,12 +8,20 @@ export interface FilePart {
   data: Buffer;
 }
 
-export function multipartBody(fields: Record<string, string>, file?: FilePart): { payload: Buffer; headers: Record<string, string> } {
+/** Text fields, then the file, then `fieldsAfter` (to test what happens once the file is stored). */
+export function multipartBody(
+  fields: Record<string, string>,
+  file?: FilePart,
+  fieldsAfter: Record<string, string> = {},
+): { payload: Buffer; headers: Record<string, string> } {
   const boundary = `----folio${randomBytes(8).toString('hex')}`;
   const chunks: Buffer[] = [];
-  for (const [name, value] of Object.entries(fields)) {
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
-  }
+  const addFields = (list: Record<string, string>) => {
+    for (const [name, value] of Object.entries(list)) {
+      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+    }
+  };
+  addFields(fields);
   if (file) {
     chunks.push(
       Buffer.from(
@@ -24,6 +32,7 @@ export function multipartBody(fields: Record<string, string>, file?: FilePart): 
       Buffer.from('\r\n'),
     );
   }
+  addFields(fieldsAfter);
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }

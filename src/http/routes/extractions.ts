@@ -17,7 +17,7 @@ import {
   runOnUpload,
   runOnUrl,
 } from '../../extraction/service.js';
-import { storeUpload, type StoredUpload } from '../../ingest/accept.js';
+import { readUploadForm } from '../upload-form.js';
 import { errors } from '../../errors.js';
 import type { AppDeps } from '../app.js';
 import { envelope } from '../envelope.js';
@@ -172,7 +172,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
         schema: {
           tags,
           summary: 'Run an extraction on an uploaded file (multipart: extraction_id, file)',
-          description: 'PDF, DOCX, HTML, Markdown and plain text, detected from the bytes; at most FOLIO_MAX_FILE_MB.',
+          description: 'PDF, DOCX, HTML, Markdown, plain text and images (PNG, JPEG, TIFF, WebP; read by OCR), detected from the bytes; at most FOLIO_MAX_FILE_MB.',
           headers: ApiKeyHeader,
           consumes: ['multipart/form-data'],
           response: { 201: Data(RunReceipt), ...dataErrors },
@@ -180,21 +180,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       },
       async (request, reply) => {
         if (!request.isMultipart()) throw errors.unsupportedMediaType('Send extraction_id and the file as multipart/form-data');
-        let upload: StoredUpload | null = null;
-        const fields: Record<string, string> = {};
-        try {
-          for await (const part of request.parts()) {
-            if (part.type === 'file') {
-              if (part.fieldname === 'file' && !upload) upload = await storeUpload(uploads, part.file, part.filename || null, part.mimetype || null);
-              else part.file.resume();
-            } else if (typeof part.value === 'string') {
-              fields[part.fieldname] = part.value;
-            }
-          }
-        } catch (error) {
-          if (upload) await deps.blobs.delete(upload.blobKey);
-          throw error;
-        }
+        const { upload, fields } = await readUploadForm(request, uploads);
         return reply.status(201).send({ data: await runOnUpload(service, request.principal.workspaceId, upload, fields) });
       },
     );

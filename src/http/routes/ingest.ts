@@ -4,10 +4,11 @@ import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { acceptUpload, acceptUrl, openDocumentFile, storeUpload, type StoredUpload } from '../../ingest/accept.js';
+import { acceptUpload, acceptUrl, openDocumentFile } from '../../ingest/accept.js';
 import { errors } from '../../errors.js';
 import type { AppDeps } from '../app.js';
 import { envelope } from '../envelope.js';
+import { readUploadForm } from '../upload-form.js';
 import { ApiKeyHeader, Envelope, Id, IngestReceipt, Metadata, Nullable, envelopeErrors } from '../schemas.js';
 
 const tags = ['documents'];
@@ -33,7 +34,7 @@ export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
         schema: {
           tags,
           summary: 'Upload a file (multipart: file, external_id?, metadata? as a JSON object string) and start processing',
-          description: 'PDF, DOCX, HTML, Markdown and plain text, detected from the bytes; at most FOLIO_MAX_FILE_MB.',
+          description: 'PDF, DOCX, HTML, Markdown, plain text and images (PNG, JPEG, TIFF, WebP; read by OCR), detected from the bytes; at most FOLIO_MAX_FILE_MB.',
           headers: ApiKeyHeader,
           consumes: ['multipart/form-data'],
           response: { 201: Envelope(IngestReceipt), ...envelopeErrors },
@@ -41,19 +42,7 @@ export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
       },
       async (request, reply) => {
         if (!request.isMultipart()) throw errors.unsupportedMediaType('Send the file as multipart/form-data');
-        let upload: StoredUpload | null = null;
-        const fields: Record<string, string> = {};
-        for await (const part of request.parts()) {
-          if (part.type === 'file') {
-            if (part.fieldname === 'file' && !upload) {
-              upload = await storeUpload(accept, part.file, part.filename || null, part.mimetype || null);
-            } else {
-              part.file.resume();
-            }
-          } else if (typeof part.value === 'string') {
-            fields[part.fieldname] = part.value;
-          }
-        }
+        const { upload, fields } = await readUploadForm(request, accept);
         const receipt = await acceptUpload(accept, request.principal.workspaceId, upload, fields);
         return reply.status(201).send(envelope(receipt));
       },
