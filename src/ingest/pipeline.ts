@@ -135,7 +135,7 @@ async function processFile(
 }
 
 /** What the task says when done: how many pages, and which came from OCR or were left unread. */
-export function completionMessage(parsed: ParsedDocument): string {
+function completionMessage(parsed: ParsedDocument): string {
   const count = parsed.pages.length;
   let message = `Completed: ${count} page${count === 1 ? '' : 's'} stored and searchable`;
   const ocr = parsed.ocrPages ?? [];
