@@ -62,7 +62,7 @@ describe.each(ENGINES)('file and URL ingestion on %s', (engine) => {
 
   async function upload(fields: Record<string, string>, file?: FilePart, key: string = KEYS.write) {
     const body = multipartBody(fields, file);
-    return t.app.inject({ method: 'POST', url: '/api/v1/documents/ingest', headers: { ...body.headers, 'x-api-key': key }, payload: body.payload });
+    return call(t.app, 'POST', '/api/v1/documents/ingest', { key, rawBody: body.payload, headers: body.headers });
   }
 
   it('ingests an uploaded PDF asynchronously and keeps the original', async () => {
@@ -139,7 +139,7 @@ describe.each(ENGINES)('file and URL ingestion on %s', (engine) => {
     const before = fs.existsSync(dir) ? fs.readdirSync(dir).length : 0;
     const extra = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`field${i}`, 'x']));
     const body = multipartBody({}, { filename: 'a.txt', data: ALICE }, extra);
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/documents/ingest', headers: { ...body.headers, 'x-api-key': KEYS.write }, payload: body.payload });
+    const res = await call(t.app, 'POST', '/api/v1/documents/ingest', { rawBody: body.payload, headers: body.headers });
     expect(res.statusCode, res.body).toBe(413);
     expect(res.json().error).toEqual({ error_code: 'PAYLOAD_TOO_LARGE', message: 'The multipart form has too many parts: send one file and only the documented fields' });
     expect(fs.existsSync(dir) ? fs.readdirSync(dir).length : 0).toBe(before);

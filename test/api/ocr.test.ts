@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, call, startTestApp, type TestApp } from '../helpers/app.js';
+import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { multipartBody, type FilePart } from '../helpers/multipart.js';
 import { ENGINES } from '../helpers/stores.js';
 import { waitForTask } from '../helpers/tasks.js';
@@ -15,7 +15,7 @@ const LINES = ['Invoice 7731 from Harbour Supplies Ltd.', 'Total due: 1,250.00 E
 
 async function upload(t: TestApp, file: FilePart): Promise<string> {
   const body = multipartBody({ metadata: JSON.stringify({ kind: 'scan' }) }, file);
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/documents/ingest', headers: { ...body.headers, 'x-api-key': KEYS.write }, payload: body.payload });
+  const res = await call(t.app, 'POST', '/api/v1/documents/ingest', { rawBody: body.payload, headers: body.headers });
   expect(res.statusCode, res.body).toBe(201);
   return res.json().data.task_identifier;
 }

@@ -65,7 +65,8 @@ export async function startTestApp(engine: Engine, options: TestAppOptions = {})
 export interface CallOptions {
   key?: string | null;
   body?: unknown;
-  rawBody?: string;
+  /** Sent as is: a malformed JSON text, or a multipart body from multipart.ts (with its headers). */
+  rawBody?: string | Buffer;
   headers?: Record<string, string>;
 }
 
@@ -74,7 +75,7 @@ export async function call(app: App, method: string, url: string, options: CallO
   const headers: Record<string, string> = { ...options.headers };
   const key = options.key === undefined ? KEYS.write : options.key;
   if (key !== null) headers['x-api-key'] = key;
-  let payload: string | undefined;
+  let payload: string | Buffer | undefined;
   if (options.rawBody !== undefined) payload = options.rawBody;
   else if (options.body !== undefined) payload = JSON.stringify(options.body);
   if (payload !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';

@@ -56,6 +56,11 @@ const SPARSE_TEXT = 0.01;
 /** The share of a page images must cover for its sparse text to be doubted. */
 const MOSTLY_IMAGE = 0.5;
 
+/** Whether images cover most of the page (a page that cannot be measured counts as not). */
+async function mostlyImage(pdfjs: PdfJs, page: PdfPage): Promise<boolean> {
+  return (await imageCoverage(pdfjs, page).catch(() => 0)) >= MOSTLY_IMAGE;
+}
+
 export async function parsePdf(
   bytes: Uint8Array,
   onProgress?: ProgressCallback,
@@ -125,10 +130,10 @@ export async function parsePdf(
       let scan: 'none' | 'empty' | 'sparse' = 'none';
       if (ocr && page) {
         if (text === '') scan = 'empty';
-        else if (textShare < SPARSE_TEXT && (await imageCoverage(pdfjs, page).catch(() => 0)) >= MOSTLY_IMAGE) scan = 'sparse';
+        else if (textShare < SPARSE_TEXT && (await mostlyImage(pdfjs, page))) scan = 'sparse';
       }
       if (scan === 'none' || !ocr || !page) {
-        if (!ocr && page && text === '' && (await imageCoverage(pdfjs, page).catch(() => 0)) >= MOSTLY_IMAGE) unreadPages.push(n);
+        if (!ocr && page && text === '' && (await mostlyImage(pdfjs, page))) unreadPages.push(n);
         page?.cleanup();
         pages[n - 1] = text;
         report();
