@@ -131,3 +131,6 @@ export const TaskStatus = Type.Object({
   progress: Type.Integer(),
   status: Type.String({ enum: ['PENDING', 'PROCESSING', 'RETRYING', 'COMPLETED', 'FAILED'] }),
 });
+
+/** What an upload endpoint takes, for its OpenAPI description. */
+export const UPLOAD_FORMATS = 'PDF, DOCX, HTML, Markdown, plain text and images (PNG, JPEG, TIFF, WebP; read by OCR), detected from the bytes; at most FOLIO_MAX_FILE_MB.';

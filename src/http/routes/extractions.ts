@@ -17,11 +17,11 @@ import {
   runOnUpload,
   runOnUrl,
 } from '../../extraction/service.js';
-import { readUploadForm } from '../upload-form.js';
 import { errors } from '../../errors.js';
 import type { AppDeps } from '../app.js';
 import { envelope } from '../envelope.js';
-import { ApiKeyHeader, Envelope, Id, Nullable, ServiceError, bareErrors, envelopeErrors } from '../schemas.js';
+import { ApiKeyHeader, Envelope, Id, Nullable, ServiceError, UPLOAD_FORMATS, bareErrors, envelopeErrors } from '../schemas.js';
+import { readUploadForm } from '../upload-form.js';
 
 const tags = ['extractions'];
 
@@ -172,7 +172,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
         schema: {
           tags,
           summary: 'Run an extraction on an uploaded file (multipart: extraction_id, file)',
-          description: 'PDF, DOCX, HTML, Markdown, plain text and images (PNG, JPEG, TIFF, WebP; read by OCR), detected from the bytes; at most FOLIO_MAX_FILE_MB.',
+          description: UPLOAD_FORMATS,
           headers: ApiKeyHeader,
           consumes: ['multipart/form-data'],
           response: { 201: Data(RunReceipt), ...dataErrors },

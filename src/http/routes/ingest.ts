@@ -9,7 +9,7 @@ import { errors } from '../../errors.js';
 import type { AppDeps } from '../app.js';
 import { envelope } from '../envelope.js';
 import { readUploadForm } from '../upload-form.js';
-import { ApiKeyHeader, Envelope, Id, IngestReceipt, Metadata, Nullable, envelopeErrors } from '../schemas.js';
+import { ApiKeyHeader, Envelope, Id, IngestReceipt, Metadata, Nullable, UPLOAD_FORMATS, envelopeErrors } from '../schemas.js';
 
 const tags = ['documents'];
 
@@ -34,7 +34,7 @@ export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
         schema: {
           tags,
           summary: 'Upload a file (multipart: file, external_id?, metadata? as a JSON object string) and start processing',
-          description: 'PDF, DOCX, HTML, Markdown, plain text and images (PNG, JPEG, TIFF, WebP; read by OCR), detected from the bytes; at most FOLIO_MAX_FILE_MB.',
+          description: UPLOAD_FORMATS,
           headers: ApiKeyHeader,
           consumes: ['multipart/form-data'],
           response: { 201: Envelope(IngestReceipt), ...envelopeErrors },
