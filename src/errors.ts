@@ -7,8 +7,11 @@ export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   RESOURCE_NOT_FOUND: 404,
+  REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
+  URI_TOO_LONG: 414,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  HEADERS_TOO_LARGE: 431,
   RATE_LIMIT_EXCEEDED: 429,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
@@ -58,6 +61,9 @@ export const errors = {
   tooManyFormParts: () =>
     new AppError('PAYLOAD_TOO_LARGE', 'The multipart form has too many parts: send one file and only the documented fields'),
   unsupportedMediaType: (message: string) => new AppError('UNSUPPORTED_MEDIA_TYPE', message),
+  uriTooLong: () => new AppError('URI_TOO_LONG', 'A path parameter of the URL is too long'),
+  headersTooLarge: () => new AppError('HEADERS_TOO_LARGE', 'The request headers are too large'),
+  requestTimeout: () => new AppError('REQUEST_TIMEOUT', 'The request was not received in time'),
   rateLimited: (retryAfterSeconds: number) =>
     new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded; retry in ${retryAfterSeconds} s`),
   internal: () => new AppError('INTERNAL_ERROR', 'Internal server error'),

@@ -1,31 +1,74 @@
-// PostgreSQL text and jsonb refuse NUL characters and lone UTF-16 surrogates; catch them at
-// the door so they answer 422 instead of failing inside the store.
+// PostgreSQL text and jsonb refuse NUL characters and lone UTF-16 surrogates, and deeply
+// nested JSON overflows the stack of every recursive reader after it (ours, Ajv, the
+// drivers); catch both at the door so they answer 422 instead of failing inside the store.
 import { ValidationError, type ValidationIssue } from '../errors.js';
+
+/** The deepest nesting of arrays and objects a request may send. */
+export const MAX_JSON_DEPTH = 64;
+
+const MAX_ISSUES = 10;
 
 // eslint-disable-next-line no-control-regex
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-function collect(value: unknown, loc: string[], issues: ValidationIssue[]): void {
-  if (issues.length >= 10) return;
-  if (typeof value === 'string') {
-    if (UNSTORABLE.test(value)) {
-      issues.push({ loc, msg: 'String must not contain NUL characters or unpaired surrogates', type: 'string_unicode' });
-    }
-  } else if (Array.isArray(value)) {
-    value.forEach((item, i) => collect(item, [...loc, String(i)], issues));
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      if (UNSTORABLE.test(key)) {
-        issues.push({ loc: [...loc, key], msg: 'Key must not contain NUL characters or unpaired surrogates', type: 'string_unicode' });
-      }
-      collect(item, [...loc, key], issues);
-    }
-  }
+/** Whether PostgreSQL can store the string as text. */
+export function isStorableText(text: string): boolean {
+  return !UNSTORABLE.test(text);
 }
 
-/** Throws a 422 naming every string in `value` that the store cannot hold. */
-export function assertStorableText(value: unknown, loc: string[]): void {
+interface Visit {
+  value: unknown;
+  key: string;
+  parent: Visit | null;
+  depth: number;
+}
+
+function locOf(visit: Visit, loc: string[]): string[] {
+  const keys: string[] = [];
+  for (let v: Visit | null = visit; v?.parent; v = v.parent) keys.push(v.key);
+  return [...loc, ...keys.reverse()];
+}
+
+/**
+ * The strings in `value` the store cannot hold, and nesting deeper than MAX_JSON_DEPTH.
+ * Iterative, so a body nested 100,000 levels deep is answered rather than overflowing; a
+ * location is built only for what is reported, so a large body costs no garbage.
+ */
+export function jsonTextIssues(value: unknown, loc: string[]): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  collect(value, loc, issues);
+  const badString = (visit: Visit, msg: string) => issues.push({ loc: locOf(visit, loc), msg, type: 'string_unicode' });
+  const stack: Visit[] = [{ value, key: '', parent: null, depth: 0 }];
+  while (stack.length > 0 && issues.length < MAX_ISSUES) {
+    const visit = stack.pop()!;
+    if (typeof visit.value === 'string') {
+      if (!isStorableText(visit.value)) badString(visit, 'String must not contain NUL characters or unpaired surrogates');
+      continue;
+    }
+    if (visit.value === null || typeof visit.value !== 'object') continue;
+    if (visit.depth >= MAX_JSON_DEPTH) {
+      issues.push({ loc: locOf(visit, loc), msg: `JSON is nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep' });
+      break;
+    }
+    const depth = visit.depth + 1;
+    const push = (key: string, child: unknown) => {
+      if (typeof child === 'string' || (typeof child === 'object' && child !== null)) stack.push({ value: child, key, parent: visit, depth });
+    };
+    if (Array.isArray(visit.value)) {
+      for (let i = visit.value.length - 1; i >= 0; i--) push(String(i), visit.value[i]);
+    } else {
+      const entries = Object.entries(visit.value as object);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i];
+        if (!isStorableText(key)) badString({ value: key, key, parent: visit, depth }, 'Key must not contain NUL characters or unpaired surrogates');
+        push(key, child);
+      }
+    }
+  }
+  return issues.slice(0, MAX_ISSUES);
+}
+
+/** Throws a 422 naming every string in `value` that the store cannot hold, or a too-deep nesting. */
+export function assertStorableText(value: unknown, loc: string[]): void {
+  const issues = jsonTextIssues(value, loc);
   if (issues.length > 0) throw new ValidationError(issues);
 }

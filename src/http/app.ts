@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.js';
+import { jsonTextIssues } from '../documents/json-text.js';
 import type { CachedEmbedder } from '../providers/embeddings/index.js';
 import type { LlmProvider } from '../providers/llm/types.js';
 import type { VectorIndex } from '../search/vector-index.js';
@@ -14,7 +15,7 @@ import type { Store } from '../store/engine.js';
 import type { KeyResolver } from '../workspaces/keys.js';
 import { registerAuth } from './auth.js';
 import { API_VERSION, errorBody } from './envelope.js';
-import { createErrorHandler } from './errors.js';
+import { createErrorHandler, handleClientError, handleFrameworkError } from './errors.js';
 import type { RateLimiter } from './rate-limit.js';
 import { answerRoutes } from './routes/answer.js';
 import { documentRoutes } from './routes/documents.js';
@@ -44,6 +45,8 @@ export interface AppDeps {
 
 export type App = FastifyInstance;
 
+const MAX_PARAM_LENGTH = 4096;
+
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config } = deps;
   const app = Fastify({
@@ -54,10 +57,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
+    // An external id of 255 characters, each percent-encoded as up to 12 characters.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
     ajv: { customOptions: { strict: false } },
   });
   app.setValidatorCompiler(validatorCompiler);
-  app.setErrorHandler(createErrorHandler(config.bodyLimit));
+  app.setErrorHandler(createErrorHandler({ bodyLimit: config.bodyLimit, drainBytes: config.maxFileBytes }));
   app.setNotFoundHandler((request, reply) => {
     reply.status(404).send(errorBody('envelope', errors.notFound(`Route ${request.method} ${request.url.split('?')[0]}`)));
   });
@@ -74,14 +81,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       done(null, undefined);
       return;
     }
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch (error) {
       done(
         new ValidationError([{ loc: ['body'], msg: `JSON decode error: ${(error as Error).message}`, type: 'json_invalid' }]),
         undefined,
       );
+      return;
     }
+    const issues = jsonTextIssues(parsed, ['body']);
+    done(issues.length > 0 ? new ValidationError(issues) : null, parsed);
   });
 
   await app.register(swagger, {

@@ -1,5 +1,7 @@
 // The single error renderer: every failure leaves the service through here, in the
 // documented shape (envelope, bare service error, or 422 detail), never with a stack trace.
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ValidationError, errors } from '../errors.js';
 import { errorBody, validationBody, type ResponseShape } from './envelope.js';
@@ -14,10 +16,14 @@ function fromDatabaseError(error: { code?: string; message?: string }): AppError
     case '2201B':
       return errors.invalidFilter('', `invalid regular expression: ${error.message ?? ''}`);
     case '22P02':
+    case '22P05':
+    case '22021':
     case '22003':
     case '22007':
     case '22008':
       return errors.invalidRequest(`invalid value: ${error.message ?? ''}`);
+    case '54001':
+      return errors.invalidRequest('The request is too complex for the database to evaluate');
     case '57014':
       return errors.unavailable('The query took too long and was cancelled');
     case 'ECONNREFUSED':
@@ -63,9 +69,40 @@ export function toKnownError(error: unknown, bodyLimit: number): AppError | Vali
   return fromDatabaseError(candidate);
 }
 
-export function createErrorHandler(bodyLimit: number) {
-  return function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-    const known = toKnownError(error, bodyLimit);
+export interface ErrorLimits {
+  bodyLimit: number;
+  /** The most of an unread body read and discarded so the client can read the answer. */
+  drainBytes: number;
+}
+
+// A client still sending a body it will never have read (too large, or refused before it
+// was read) sees the connection reset before it reads the answer if we answer and close at
+// once. So the rest is read and thrown away first, within a bound of bytes and time.
+const DRAIN_MS = 10_000;
+
+function drainBody(raw: IncomingMessage, maxBytes: number): Promise<void> {
+  if (raw.complete || raw.readableEnded || raw.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let seen = 0;
+    const finish = () => {
+      clearTimeout(timer);
+      raw.off('data', onData).off('end', finish).off('error', finish).off('close', finish);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > maxBytes) finish();
+    };
+    const timer = setTimeout(finish, DRAIN_MS);
+    raw.on('data', onData).once('end', finish).once('error', finish).once('close', finish);
+    raw.resume();
+  });
+}
+
+export function createErrorHandler(limits: ErrorLimits) {
+  return async function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    await drainBody(request.raw, limits.drainBytes);
+    const known = toKnownError(error, limits.bodyLimit);
     if (known instanceof ValidationError) {
       return reply.status(422).send(validationBody(known));
     }
@@ -76,4 +113,34 @@ export function createErrorHandler(bodyLimit: number) {
     request.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send(errorBody(shapeOf(request), errors.internal()));
   };
+}
+
+/** Errors Fastify raises before routing: an undecodable path, a path parameter past its length. */
+export function handleFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const known =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? errors.uriTooLong()
+      : error.code === 'FST_ERR_BAD_URL'
+        ? errors.invalidRequest('The URL path is not valid: a percent-escape does not decode to UTF-8')
+        : errors.invalidRequest(error.message);
+  reply.status(known.status).send(errorBody('envelope', known));
+}
+
+/** Requests Node's HTTP parser refuses (headers too large, malformed, too slow), in the envelope too. */
+export function handleClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const known =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? errors.headersTooLarge()
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? errors.requestTimeout()
+        : errors.invalidRequest('The HTTP request is malformed');
+  const body = JSON.stringify(errorBody('envelope', known));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${known.status} ${STATUS_CODES[known.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

@@ -2,6 +2,7 @@
 // parts are drained, text fields are kept. A failure part-way (a field over its limit, a
 // broken stream) deletes the file already stored, so nothing is left behind unreferenced.
 import type { FastifyRequest } from 'fastify';
+import { AppError, ValidationError, errors } from '../errors.js';
 import { storeUpload, type AcceptDeps, type StoredUpload } from '../ingest/accept.js';
 
 export interface UploadForm {
@@ -23,7 +24,15 @@ export async function readUploadForm(request: FastifyRequest, deps: AcceptDeps):
     }
   } catch (error) {
     if (upload) await deps.blobs.delete(upload.blobKey);
-    throw error;
+    throw asFormError(error);
   }
   return { upload, fields };
+}
+
+// The multipart parser reports a body that does not match its boundary, or ends early, with
+// plain Errors (no code); those are the client's fault. Errors with a code (a full disk) are not.
+function asFormError(error: unknown): unknown {
+  if (error instanceof AppError || error instanceof ValidationError) return error;
+  if (error instanceof Error && !('code' in error)) return errors.invalidRequest(`The multipart body is malformed: ${error.message}`);
+  return error;
 }

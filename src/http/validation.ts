@@ -2,6 +2,7 @@
 // into FastAPI-style 422 items ({loc, msg, type}).
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
+import { jsonTextIssues } from '../documents/json-text.js';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 
 // Bodies are strict JSON (no coercion: "1" is not a number); path and query values arrive as
@@ -98,6 +99,12 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   return (data: unknown) => {
     if (part === 'body' && (data === undefined || data === null)) {
       return { error: new ValidationError([{ loc: ['body'], msg: 'Field required', type: 'missing' }]) };
+    }
+    // Path and query strings reach the store as text: a NUL (`%00`) is refused here. Bodies
+    // were checked when their JSON was parsed.
+    if (part === 'params' || part === 'querystring') {
+      const issues = jsonTextIssues(data, [PART_LOC[part]]);
+      if (issues.length > 0) return { error: new ValidationError(issues) };
     }
     if (validate(data)) return { value: data };
     return { error: toValidationError(part, validate.errors ?? []) };

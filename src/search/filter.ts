@@ -3,6 +3,7 @@
 // parameter; only fixed operator text of our own is ever written into the SQL.
 import { sql, type Expression, type RawBuilder } from 'kysely';
 import { errors } from '../errors.js';
+import { checkPattern } from './regex-guard.js';
 
 type Column = Expression<unknown>;
 type Cond = RawBuilder<boolean>;
@@ -12,7 +13,6 @@ type Json = RawBuilder<unknown>;
 const MAX_DEPTH = 32;
 const MAX_NODES = 1000;
 const MAX_SEGMENT = 255;
-const MAX_PATTERN = 512;
 const TYPES = ['string', 'number', 'boolean', 'array', 'object', 'null'];
 const COMPARE: Record<string, string> = { $gt: '>', $lt: '<', $gte: '>=', $lte: '<=' };
 
@@ -242,52 +242,6 @@ function contains(f: Json, v: unknown, at: string, mode: 'all' | 'any'): Cond {
   const inString = sql`strpos(${text(f)}, ${v}::text) > 0`;
   return sql<boolean>`(CASE jsonb_typeof(${f}) WHEN 'array' THEN ${inArray}
     WHEN 'string' THEN ${inString} ELSE false END)`;
-}
-
-// A first line of defence before PostgreSQL's own regex engine: bounded length, no
-// back-references, and no repeated group that itself repeats or alternates (`(a+)+`,
-// `(a|aa)*`), the shapes that make backtracking blow up. This also refuses some harmless
-// patterns such as `(ab|cd)+`; `[abcd]+` or an unrepeated group is the way round.
-function checkPattern(v: unknown, at: string): void {
-  if (typeof v !== 'string') throw errors.invalidFilter(at, 'expects a string');
-  if (v.length > MAX_PATTERN) throw errors.invalidFilter(at, `pattern is longer than ${MAX_PATTERN} characters`);
-  // PostgreSQL's leading embedded options such as `(?i)`; JavaScript knows no such thing.
-  // Only options that keep the ARE syntax (not `b`, `e`, `q`) pass.
-  const body = v.replace(/^\(\?[cinpstw]+\)/, '');
-  try {
-    new RegExp(body);
-  } catch {
-    throw errors.invalidFilter(at, 'invalid regular expression');
-  }
-  // One entry per open group: whether it contains a quantifier or an alternation.
-  const groups = [false];
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i];
-    if (c === '\\') {
-      if (/[1-9]/.test(body[i + 1] ?? '')) throw errors.invalidFilter(at, 'back-references are not allowed');
-      i++;
-    } else if (c === '[') {
-      i++;
-      if (body[i] === '^') i++;
-      if (body[i] === ']') i++;
-      for (; i < body.length && body[i] !== ']'; i++) if (body[i] === '\\') i++;
-    } else if (c === '(') {
-      groups.push(false);
-      // Skip the `?:`, `?=`, `?<!`... of special groups: that `?` is no quantifier.
-      if (body[i + 1] === '?') {
-        i++;
-        while (/[:=!<]/.test(body[i + 1] ?? '')) i++;
-      }
-    } else if (c === ')') {
-      const risky = groups.pop() ?? false;
-      if (risky && /^(?:[*+]|\{\d)/.test(body.slice(i + 1))) {
-        throw errors.invalidFilter(at, 'nested quantifiers are not allowed (catastrophic backtracking)');
-      }
-      groups[groups.length - 1] ||= risky;
-    } else if ('|*+?'.includes(c) || (c === '{' && /\d/.test(body[i + 1] ?? ''))) {
-      groups[groups.length - 1] = true;
-    }
-  }
 }
 
 const DATE =

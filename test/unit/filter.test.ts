@@ -276,12 +276,14 @@ describe.each(ENGINES)('metadata filters on %s', (engine) => {
   it('rejects bad and catastrophic regular expressions', () => {
     const invalid = ['(', 'a[', '*a', '(?b)a', '(?q)a', 'x'.repeat(513)];
     const catastrophic = ['(a+)+', '(a*)*b', '(a|aa)+', '(a|a)*b', '((ab)+c)*', '(?:a?)+', '(x+x+)+y', '(a)\\1'];
-    const bad = [...invalid, ...catastrophic];
+    // Quadratic in the text (lookaround), or more states than the budget (counted repetitions).
+    const costly = ['(?=a*c)', 'a(?!a*c)c', '(?<=a)b', '(?<!a)b', 'a{1,255}a{1,255}a{1,255}a{1,255}a{1,255}', '(ab{1,200}){1,10}', '[ab]{1,250}[ab]{1,250}[ab]{1,250}[ab]{1,250}c{2,2}'];
+    const bad = [...invalid, ...catastrophic, ...costly];
     for (const pattern of bad) {
       expectFilterError(() => meta({ t: { $regex: pattern } }), 'metadata_filter.t.$regex');
     }
     // Harmless shapes stay allowed: escapes, classes, unrepeated or optional groups.
-    const fine = ['(?i)(a|b)', '\\(a+\\)+', '[(a+)]+', '(ab)+', '(a|b)?c', '^\\d{4}-\\d{2}$', '(?:foo)bar', '\\\\1'];
+    const fine = ['(?i)(a|b)', '\\(a+\\)+', '[(a+)]+', '(ab)+', '(a|b)?c', '^\\d{4}-\\d{2}$', '(?:foo)bar', '\\\\1', 'a{1,199}a{1,199}a{1,199}a{1,199}a{1,199}c', '\\{1,9999\\}'];
     for (const pattern of fine) {
       expect(() => meta({ t: { $regex: pattern } })).not.toThrow();
     }
@@ -349,6 +351,8 @@ describe.each(ENGINES)('metadata filters on %s', (engine) => {
       expect(await match({ t: { $regex: '^a*a*a*a*a*a*b' } })).toEqual([]);
       expect(await match({ t: { $regex: '[ab]*[ab]*[ab]*c' } })).toEqual([]);
       expect(await match({ t: { $iregex: '(a|b)?(A|B)?a*c' } })).toEqual([]);
+      expect(await match({ t: { $regex: 'a{1,199}a{1,199}a{1,199}a{1,199}a{1,199}c' } })).toEqual([]);
+      expect(await match({ t: { $iregex: '[a-z]{1,249}[a-z]{1,249}[a-z]{1,249}[a-z]{1,249}c' } })).toEqual([]);
       expect(Date.now() - started).toBeLessThan(5000);
     } finally {
       await store.db.deleteFrom('documents').where('id', '=', long.id).execute();

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { issueKey, revokeWorkspaceKey, workspaceKeys } from '../../workspaces/admin.js';
+import type { Scope } from '../../config.js';
 import type { AppDeps } from '../app.js';
 import { envelope } from '../envelope.js';
 import { ApiKeyHeader, Envelope, Id, Nullable, envelopeErrors } from '../schemas.js';
@@ -32,7 +33,8 @@ export function keyRoutes(deps: AppDeps): FastifyPluginAsync {
           summary: 'Create an API key for this workspace (the key is shown only in this response)',
           headers: ApiKeyHeader,
           body: Type.Object({
-            scope: Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('admin')]),
+            // An enum rather than a union of literals: one clear 422 item for a wrong value.
+            scope: Type.Unsafe<Scope>({ type: 'string', enum: ['read', 'write', 'admin'] }),
             label: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
           }),
           response: { 201: Envelope(Type.Object({ ...KeySummary.properties, key: Type.String() })), ...envelopeErrors },
