@@ -5,11 +5,11 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.js';
-import { jsonTextIssues } from '../documents/json-text.js';
+import { parseRequestJson } from '../documents/json-text.js';
 import type { CachedEmbedder } from '../providers/embeddings/index.js';
 import type { LlmProvider } from '../providers/llm/types.js';
 import type { VectorIndex } from '../search/vector-index.js';
-import { ValidationError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { Store } from '../store/engine.js';
 import type { KeyResolver } from '../workspaces/keys.js';
@@ -81,18 +81,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       done(null, undefined);
       return;
     }
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      done(null, parseRequestJson(text, ['body']));
     } catch (error) {
-      done(
-        new ValidationError([{ loc: ['body'], msg: `JSON decode error: ${(error as Error).message}`, type: 'json_invalid' }]),
-        undefined,
-      );
-      return;
+      done(error as Error, undefined);
     }
-    const issues = jsonTextIssues(parsed, ['body']);
-    done(issues.length > 0 ? new ValidationError(issues) : null, parsed);
   });
 
   await app.register(swagger, {

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
-import { assertStorableText } from '../documents/json-text.js';
+import { assertStorableText, parseRequestJson } from '../documents/json-text.js';
 import { ValidationError, errors } from '../errors.js';
 import { BlobStore, BlobTooLargeError } from '../store/blobs.js';
 import { findStoredFile } from '../store/documents.js';
@@ -56,16 +56,10 @@ function parseExternalId(value: unknown): string | null {
 
 function parseMetadataField(value: string | undefined): Record<string, unknown> {
   if (value === undefined || value.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    throw new ValidationError([{ loc: ['body', 'metadata'], msg: 'metadata must be a JSON object string', type: 'json_invalid' }]);
-  }
+  const parsed = parseRequestJson(value, ['body', 'metadata']);
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ValidationError([{ loc: ['body', 'metadata'], msg: 'metadata must be a JSON object', type: 'dict_type' }]);
   }
-  assertStorableText(parsed, ['body', 'metadata']);
   return parsed as Record<string, unknown>;
 }
 

@@ -39,11 +39,16 @@ interface Ctx {
   nodes: number;
 }
 
-// Bounds the work one request can ask for: `depth` counts nested objects, `nodes` all keys.
+// Bounds the work one request can ask for: `depth` counts nested objects, `nodes` all keys
+// and the elements of array operands ($in, $contains...), each compared with every document.
+function spend(ctx: Ctx, nodes: number): void {
+  ctx.nodes += nodes;
+  if (ctx.nodes > MAX_NODES) throw errors.invalidFilter(ctx.root, `more than ${MAX_NODES} conditions`);
+}
+
 function visit(obj: Record<string, unknown>, ctx: Ctx, at: string, depth: number): void {
   if (depth > MAX_DEPTH) throw errors.invalidFilter(at, `nesting is deeper than ${MAX_DEPTH} levels`);
-  ctx.nodes += Object.keys(obj).length;
-  if (ctx.nodes > MAX_NODES) throw errors.invalidFilter(ctx.root, `more than ${MAX_NODES} conditions`);
+  spend(ctx, Object.keys(obj).length);
 }
 
 /** Compiles a metadata_filter object to a boolean SQL expression over the jsonb `column`. */
@@ -137,6 +142,7 @@ function compileOperators(ops: Record<string, unknown>, f: Json, ctx: Ctx, at: s
   return and(
     Object.entries(ops).map(([op, v]) => {
       const here = `${at}.${op}`;
+      if (Array.isArray(v)) spend(ctx, v.length);
       switch (op) {
         case '$eq':
           return equals(f, v, here);

@@ -1,7 +1,8 @@
 // Opens the store on one of two engines behind one Kysely instance: PGlite (embedded, data
 // under FOLIO_DATA_DIR) or a PostgreSQL server (pooled) when DATABASE_URL is set.
 import path from 'node:path';
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { Kysely, Migrator, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
@@ -47,6 +48,25 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
   return { db, engine: 'postgres', close: () => db.destroy() };
 }
 
+// PGlite runs each statement synchronously on this thread and advances its queue in
+// microtasks, so statements queued by concurrent requests would run back to back and keep
+// every other callback (a /health request, a socket read) waiting; one turn of the event
+// loop before each statement lets them in between.
+function yieldingPool(pool: pg.Pool): PostgresPool {
+  return {
+    connect: async () => {
+      const client = await pool.connect();
+      const query = async (text: string, parameters: readonly unknown[]) => {
+        await nextTurn();
+        return client.query(text, [...parameters]);
+      };
+      // Kysely calls only the (sql, parameters) form here: nothing streams through a cursor.
+      return { query, release: () => client.release() } as unknown as PostgresPoolClient;
+    },
+    end: () => pool.end(),
+  };
+}
+
 async function openPGlite(options: StoreOptions): Promise<Store> {
   let release = (): void => {};
   let dataDir: string | undefined;
@@ -58,7 +78,7 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
     const pglite = await PGlite.create(dataDir);
     // PGlite is one session: a second pooled connection would wait forever.
     const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: yieldingPool(pool) }) });
     return {
       db,
       engine: 'pglite',

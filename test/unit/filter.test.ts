@@ -298,6 +298,9 @@ describe.each(ENGINES)('metadata filters on %s', (engine) => {
     expectFilterError(() => meta(nested), `metadata_filter${'.f'.repeat(33)}`);
     const wide = { $or: Array.from({ length: 1001 }, (_, i) => ({ [`f${i}`]: i })) };
     expectFilterError(() => meta(wide), 'metadata_filter');
+    // Elements of array operands count too: each is compared with every document's value.
+    expectFilterError(() => meta({ f: { $in: Array.from({ length: 1000 }, (_, i) => i) } }), 'metadata_filter');
+    expect(() => meta({ f: { $in: Array.from({ length: 998 }, (_, i) => i) } })).not.toThrow();
   });
 
   it('binds every key and value, so injection attempts only match nothing', async () => {
