@@ -1,4 +1,4 @@
-// The labelled question set of the answer benchmark: questions about documents of the shared
+// The labelled question set of the answer benchmark: questions about documents of the test
 // corpus, each with an evidence phrase copied from the passage that answers it. The gold
 // pages are the pages of that file whose text holds the phrase (found after ingest, so the
 // labels do not depend on how a parser paginates). `null` evidence: the corpus does not

@@ -15,7 +15,7 @@ import { loadConfig } from '../../src/config.js';
 import { startRuntime } from '../../src/runtime.js';
 import { migrateToLatest, openStore } from '../../src/store/engine.js';
 
-const DOCS = fileURLToPath(new URL('../../../shared/corpus/docs/', import.meta.url));
+const DOCS = fileURLToPath(new URL('../../test/fixtures/corpus/docs/', import.meta.url));
 const KEY = 'bench-extraction-key';
 
 type Value = string | number | boolean | string[];

@@ -18,7 +18,7 @@ import { searchPages } from '../../src/search/search.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/engine.js';
 import { ANSWER_FILES, ANSWER_SET } from './answer-set.js';
 
-const DOCS = fileURLToPath(new URL('../../../shared/corpus/docs/', import.meta.url));
+const DOCS = fileURLToPath(new URL('../../test/fixtures/corpus/docs/', import.meta.url));
 const KEY = 'bench-answer-key';
 const K = 5;
 

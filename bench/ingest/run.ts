@@ -21,7 +21,7 @@ import { insertDocument, insertPages, type NewPage } from '../../src/store/docum
 import { migrateToLatest, openStore, type Engine, type Store } from '../../src/store/engine.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus/docs/pdf/text');
+const CORPUS = path.resolve(import.meta.dirname, '../../test/fixtures/corpus/docs/pdf/text');
 const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const KEY = 'bench';
 /** Aims from the issue: pipeline >= 80% of raw extraction; p99 under ingestion <= 2x idle. */

@@ -1,4 +1,4 @@
-// OCR benchmark: the scanned PDFs of the shared corpus through ParserPool with OCR on (the
+// OCR benchmark: the scanned PDFs of the test corpus through ParserPool with OCR on (the
 // path ingestion takes: render on a parser thread, recognise on the pool's Tesseract threads),
 // pages per second and CPU per page, and the character error rate where the corpus holds
 // reference OCR text (linn.pdf and skew.pdf, against linn.reference-ocr.txt). Then the cost of
@@ -16,7 +16,7 @@ import { rotate } from '../../src/ingest/ocr/raster.js';
 import { ParserPool } from '../../src/ingest/parsers/index.js';
 import { characterErrorRate } from './cer.js';
 
-const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus/docs');
+const CORPUS = path.resolve(import.meta.dirname, '../../test/fixtures/corpus/docs');
 const SCANNED = path.join(CORPUS, 'pdf/scanned');
 const REFERENCE: Record<string, string> = {
   'linn.pdf': 'ground_truth/pdf/linn.reference-ocr.txt',

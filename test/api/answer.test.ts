@@ -14,9 +14,9 @@ import { FakeOpenAI, type FakeChatBody, type FakeReply } from '../helpers/fake-o
 import { multipartBody } from '../helpers/multipart.js';
 import { ENGINES } from '../helpers/stores.js';
 import { waitForTask } from '../helpers/tasks.js';
+import { CORPUS_DOCS as DOCS } from '../helpers/corpus.js';
 
 const ANSWER = '/api/v1/documents/answer';
-const DOCS = path.resolve(import.meta.dirname, '../../../shared/corpus/docs');
 const FILES = ['pdf/text/bitcoin.pdf', 'txt/alice-in-wonderland.txt', 'markdown/the-art-of-command-line.en.md', 'pdf/text/google-doc-document.pdf'];
 
 interface Source {

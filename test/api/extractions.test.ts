@@ -12,8 +12,8 @@ import { KEYS, call, startTestApp, type TestApp } from '../helpers/app.js';
 import { FakeOpenAI, type FakeChatBody } from '../helpers/fake-openai.js';
 import { multipartBody, type FilePart } from '../helpers/multipart.js';
 import { waitForTask } from '../helpers/tasks.js';
+import { CORPUS_DOCS as DOCS } from '../helpers/corpus.js';
 
-const DOCS = path.resolve(import.meta.dirname, '../../../shared/corpus/docs');
 const BITCOIN = fs.readFileSync(path.join(DOCS, 'pdf/text/bitcoin.pdf'));
 const TABLES_DOCX = fs.readFileSync(path.join(DOCS, 'docx/pandoc-tables.docx'));
 const LABEL_TEST = fs.readFileSync(path.join(DOCS, 'pdf/text/label-test.pdf'));

@@ -1,4 +1,4 @@
-// Every document of the shared corpus through the real ingest pipeline (upload, task,
+// Every document of the test corpus through the real ingest pipeline (upload, task,
 // parse, segment, embed, store): text documents become searchable pages, unreadable ones
 // end FAILED with a reason a user can act on, unsupported types are refused up front.
 import fs from 'node:fs';
@@ -7,9 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { multipartBody } from '../helpers/multipart.js';
 import { waitForTask } from '../helpers/tasks.js';
+import { CORPUS_DOCS as DOCS, CORPUS_ROOT as CORPUS } from '../helpers/corpus.js';
 
-const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus');
-const DOCS = path.join(CORPUS, 'docs');
 
 /** Page counts of the text PDFs, from the corpus manifest's tables. */
 function manifestPageCounts(): Map<string, number> {

@@ -10,8 +10,8 @@ import { ENGINES } from '../helpers/stores.js';
 import { KEYS, call, startTestApp, type TestApp } from '../helpers/app.js';
 import { multipartBody, type FilePart } from '../helpers/multipart.js';
 import { waitForTask } from '../helpers/tasks.js';
+import { CORPUS_DOCS as DOCS } from '../helpers/corpus.js';
 
-const DOCS = path.resolve(import.meta.dirname, '../../../shared/corpus/docs');
 const BITCOIN = fs.readFileSync(path.join(DOCS, 'pdf/text/bitcoin.pdf'));
 const ALICE = fs.readFileSync(path.join(DOCS, 'txt/alice-in-wonderland.txt'));
 

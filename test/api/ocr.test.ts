@@ -9,8 +9,8 @@ import { multipartBody, type FilePart } from '../helpers/multipart.js';
 import { ENGINES } from '../helpers/stores.js';
 import { waitForTask } from '../helpers/tasks.js';
 import { textCanvas } from '../helpers/text-image.js';
+import { CORPUS_DOCS as DOCS } from '../helpers/corpus.js';
 
-const DOCS = path.resolve(import.meta.dirname, '../../../shared/corpus/docs');
 const LINES = ['Invoice 7731 from Harbour Supplies Ltd.', 'Total due: 1,250.00 EUR by 30 June 2025.'];
 
 async function upload(t: TestApp, file: FilePart): Promise<string> {

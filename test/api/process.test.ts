@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vector } from '../helpers/app.js';
 import { runFolio, startServer } from '../helpers/process.js';
 import { ENGINES, POSTGRES_URL, createSchema, dropSchema, newSchemaName } from '../helpers/stores.js';
+import { corpusFile } from '../helpers/corpus.js';
 
 const KEY = 'process-test-key';
 
@@ -153,7 +154,7 @@ describe.skipIf(!ENGINES.includes('postgres'))('folio on the PostgreSQL server',
 });
 
 describe('shutdown with a task in hand', { timeout: 180_000 }, () => {
-  const FREECULTURE = fs.readFileSync(path.resolve(import.meta.dirname, '../../../shared/corpus/docs/pdf/text/freeculture.pdf'));
+  const FREECULTURE = corpusFile('pdf/text/freeculture.pdf');
 
   async function uploadAndWaitForProcessing(url: string): Promise<string> {
     const form = new FormData();

@@ -2,16 +2,16 @@
 // in the middle of a large PDF leaves a task that another worker completes exactly once,
 // and two workers share 50 tasks, each done once.
 import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { multipartBody } from '../helpers/multipart.js';
 import { ENGINES, POSTGRES_URL, openTestStore, type TestStore } from '../helpers/stores.js';
 import { waitForTask } from '../helpers/tasks.js';
+import { corpusFile } from '../helpers/corpus.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const FREECULTURE = fs.readFileSync(path.resolve(ROOT, '../shared/corpus/docs/pdf/text/freeculture.pdf'));
+const FREECULTURE = corpusFile('pdf/text/freeculture.pdf');
 
 describe.skipIf(!ENGINES.includes('postgres'))('worker processes on PostgreSQL', { timeout: 300_000 }, () => {
   let store: TestStore;

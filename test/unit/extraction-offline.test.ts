@@ -7,8 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { extractOffline } from '../../src/extraction/offline.js';
 import { checkExtractionSchema, validationErrors } from '../../src/extraction/schema.js';
 import { detectFormat, parseDocument } from '../../src/ingest/parsers/index.js';
-
-const DOCS = path.resolve(import.meta.dirname, '../../../shared/corpus/docs');
+import { CORPUS_DOCS as DOCS } from '../helpers/corpus.js';
 
 async function pagesOf(file: string): Promise<{ pages: string[]; title: string | null }> {
   const bytes = fs.readFileSync(path.join(DOCS, file));

@@ -1,4 +1,4 @@
-// OCR on the scanned PDFs of the shared corpus: text comes back where there was none, the
+// OCR on the scanned PDFs of the test corpus: text comes back where there was none, the
 // character error rate against the corpus's reference OCR text stays under a threshold,
 // mixed documents are read page by page, and OCR off says so.
 //
@@ -13,8 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { characterErrorRate } from '../../bench/ocr/cer.js';
 import { OcrEngine } from '../../src/ingest/ocr/engine.js';
 import { ParseError, ParserPool, parseDocument } from '../../src/ingest/parsers/index.js';
+import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';
 
-const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus/docs');
 const read = (rel: string) => new Uint8Array(fs.readFileSync(path.join(CORPUS, rel)));
 const norm = (text: string) => text.replace(/\s+/g, ' ').trim();
 const MAX_CER = 0.03;

@@ -7,10 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ParseError, ParserPool } from '../../src/ingest/parsers/index.js';
+import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus/docs');
 const read = (rel: string) => new Uint8Array(fs.readFileSync(path.join(CORPUS, rel)));
 const utf8 = (text: string) => new TextEncoder().encode(text);
 

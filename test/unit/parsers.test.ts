@@ -1,12 +1,12 @@
-// The parsers against the shared test corpus (shared/corpus/docs): every document goes through
+// The parsers against the test corpus (test/fixtures/corpus): every document goes through
 // detectFormat and parseDocument; text is checked against the corpus's ground truth.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseHTML } from 'linkedom';
 import { describe, expect, it } from 'vitest';
 import { detectFormat, ParseError, parseDocument, type ParsedDocument } from '../../src/ingest/parsers/index.js';
+import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';
 
-const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus/docs');
 const GT = path.join(CORPUS, 'ground_truth');
 
 interface ManifestDoc {

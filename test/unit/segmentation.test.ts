@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { segmentPage, splitParagraphs, splitSentences } from '../../src/ingest/segmentation.js';
+import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';
 
-const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus/docs');
 const squash = (text: string) => text.replace(/\s+/g, '');
 
 describe('splitParagraphs', () => {
