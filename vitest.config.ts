@@ -6,5 +6,9 @@ export default defineConfig({
     testTimeout: 30000,
     hookTimeout: 60000,
     pool: 'forks',
+    // Vitest's default (cores - 1) runs files one by one on two cores, where much of the
+    // suite waits on child processes, PostgreSQL and timers: three files at once use both.
+    maxWorkers: 3,
+    minWorkers: 1,
   },
 });

@@ -54,6 +54,10 @@ describe('the corpus through the ingest pipeline', { timeout: 600_000 }, () => {
   const files = fs
     .readdirSync(DOCS, { recursive: true, encoding: 'utf8' })
     .filter((f) => /\.(pdf|docx|html|md|txt|doc|pptx|xlsx)$/.test(f) && !f.startsWith('ground_truth') && !f.startsWith('LICENSE'))
+    // TAMReview's 21 pages whose fonts map to nothing would take 80 s of OCR here and add no
+    // check: an unreadable page goes to OCR as a scanned one does (checked below), and the
+    // document's pages go through the pipeline in ocr.test.ts with OCR off.
+    .filter((f) => f !== 'pdf/text/TAMReview.pdf')
     .sort();
 
   beforeAll(async () => {
@@ -76,7 +80,7 @@ describe('the corpus through the ingest pipeline', { timeout: 600_000 }, () => {
       }
       outcomes.set(file, { status: status.status, message: status.message, pages, metadata });
     }
-  }, 900_000); // OCR of the scanned pages (and of TAMReview's pages whose fonts map to nothing) takes minutes on 2 cores
+  }, 900_000); // OCR of the scanned pages takes a minute on 2 cores
   afterAll(async () => {
     await t?.close();
   });

@@ -69,4 +69,14 @@ describe('OCR switched off', { timeout: 180_000 }, () => {
     const doc = (await call(t.app, 'GET', `/api/v1/documents/task/${task}`)).json().data;
     expect(doc.pages.map((p: { content: string }) => p.content.length > 0)).toEqual([false, false, false, true, false, false]);
   });
+
+  it('stores every page of a PDF whose fonts map glyphs to nothing, dropping the garbage', async () => {
+    const task = await upload(t, { filename: 'TAMReview.pdf', contentType: 'application/pdf', data: fs.readFileSync(path.join(DOCS, 'pdf/text/TAMReview.pdf')) });
+    const status = await waitForTask(t.app, task, 120_000);
+    expect(status).toMatchObject({ status: 'COMPLETED', message: 'Completed: 23 pages stored and searchable' });
+    const doc = (await call(t.app, 'GET', `/api/v1/documents/task/${task}`)).json().data;
+    expect(doc.pages.map((p: { page_number: number }) => p.page_number)).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
+    expect(doc.pages[0].content).toContain('Technology Acceptance Model');
+    expect(doc.pages[1].content).toBe('');
+  });
 });

@@ -21,8 +21,9 @@ const MAX_CER = 0.03;
 
 describe('OCR on the scanned corpus', { timeout: 300_000 }, () => {
   const reference = fs.readFileSync(path.join(CORPUS, 'ground_truth/pdf/linn.reference-ocr.txt'), 'utf8');
-  // A 3 s limit: a scanned page takes longer, so each page sent to OCR must push it out.
-  const pool = new ParserPool({ threads: 1, timeoutMs: 3000, ocr: { threads: 1 } });
+  // A 6 s limit, room for rendering on a busy machine: multipage.pdf's five scanned pages
+  // take 15 s, so each page sent to OCR must push it out.
+  const pool = new ParserPool({ threads: 1, timeoutMs: 6000, ocr: { threads: 1 } });
   const engine = new OcrEngine({ threads: 1 });
   afterAll(async () => {
     await pool.close();
