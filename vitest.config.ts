@@ -1,4 +1,35 @@
+import path from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * The longest files, longest first. Vitest orders by the durations it cached on the last
+ * run, which a fresh clone (and CI, whose `npm ci` empties node_modules) does not have: in
+ * its default order the longest file starts last and the run ends with one busy worker.
+ */
+const LONGEST = [
+  'test/api/ingest-corpus.test.ts',
+  'test/api/process.test.ts',
+  'test/api/workers.test.ts',
+  'test/api/extractions.test.ts',
+  'test/api/durability.test.ts',
+  'test/unit/ocr-corpus.test.ts',
+  'test/api/ingest.test.ts',
+  'test/api/answer.test.ts',
+  'test/unit/parsers.test.ts',
+  'test/unit/parsers-pool.test.ts',
+  'test/api/search.test.ts',
+];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (f: TestSpecification) => {
+      const i = LONGEST.indexOf(path.relative(import.meta.dirname, f.moduleId));
+      return i === -1 ? LONGEST.length : i;
+    };
+    return (await super.sort(files)).map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
+  }
+}
 
 export default defineConfig({
   test: {
@@ -10,5 +41,6 @@ export default defineConfig({
     // suite waits on child processes, PostgreSQL and timers: three files at once use both.
     maxWorkers: 3,
     minWorkers: 1,
+    sequence: { sequencer: LongestFirst },
   },
 });
