@@ -4,7 +4,7 @@
 // the result in one transaction that completes the task.
 import type { Kysely } from 'kysely';
 import type { LlmProvider } from '../providers/llm/types.js';
-import { ParseError, detectFormat, type ParserPool } from '../ingest/parsers/index.js';
+import { ParseError, declaredFormatMismatch, detectFormat, resolveFormat, type ParserPool } from '../ingest/parsers/index.js';
 import { FetchError, fetchUrl } from '../ingest/url-fetch.js';
 import type { BlobStore } from '../store/blobs.js';
 import { findDocument, pagesOfDocument } from '../store/documents.js';
@@ -37,6 +37,8 @@ interface ReadDocument {
 }
 
 async function parseBytes(deps: ExtractionDeps, ctx: TaskContext, bytes: Buffer, payload: RunExtractionPayload, name: string, report: ProgressReporter) {
+  const mismatch = declaredFormatMismatch(bytes, payload.fileName, payload.contentType);
+  if (mismatch) throw new TaskError(`${name} is ${mismatch.reason}`);
   const format = payload.format ?? detectFormat(bytes, payload.fileName, payload.contentType);
   if (!format) throw new TaskError(`${name} is not a supported document (${payload.contentType ?? 'unknown type'})`);
   await report(10, `Parsing ${name}`, true);
@@ -75,10 +77,10 @@ async function readSource(deps: ExtractionDeps, ctx: TaskContext, payload: RunEx
     if (fetched.bytes.length === 0) throw new TaskError(`${url} answered an empty body`);
     const lastSegment = new URL(fetched.finalUrl).pathname.split('/').filter(Boolean).pop();
     const fileName = fetched.filename ?? (lastSegment ? decodeURIComponent(lastSegment) : null);
-    const format = detectFormat(fetched.bytes, fileName, fetched.contentType);
+    const format = resolveFormat(fetched.bytes, fileName, fetched.contentType);
     if (!format) throw new TaskError(`${url} is not a supported document (${fetched.contentType ?? 'unknown type'})`);
     await deps.blobs.put(payload.blobKey, fetched.bytes);
-    const parsed = await parseBytes(deps, ctx, Buffer.from(fetched.bytes), { ...payload, format }, url, report);
+    const parsed = await parseBytes(deps, ctx, Buffer.from(fetched.bytes), { ...payload, format, fileName, contentType: fetched.contentType }, url, report);
     return { pages: parsed.pages, title: parsed.title, fileName, contentType: fetched.contentType, fileUrl: url, documentId: null };
   }
   const name = payload.fileName ?? 'the file';

@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import { assertStorableText } from '../documents/json-text.js';
 import { AppError, ValidationError, errors } from '../errors.js';
 import type { StoredUpload } from '../ingest/accept.js';
-import { detectFormat, type DocumentFormat } from '../ingest/parsers/index.js';
+import { resolveFormat, type DocumentFormat } from '../ingest/parsers/index.js';
 import { checkUrlSyntax } from '../ingest/url-fetch.js';
 import { BlobStore } from '../store/blobs.js';
 import { findDocument } from '../store/documents.js';
@@ -198,7 +198,7 @@ export async function runOnUpload(deps: ExtractionServiceDeps, workspaceId: numb
     if (!upload) throw errors.validation(['body', 'file'], 'Field required', 'missing');
     const extraction = await requireExtraction(deps.db, workspaceId, extractionId);
     if (upload.size === 0) throw errors.validation(['body', 'file'], 'The file is empty', 'value_error');
-    const format = detectFormat(await deps.blobs.read(upload.blobKey), upload.fileName, upload.contentType);
+    const format = resolveFormat(await deps.blobs.read(upload.blobKey), upload.fileName, upload.contentType);
     if (!format) {
       throw errors.unsupportedMediaType(`${upload.fileName ?? 'The file'} is not a supported document type`);
     }

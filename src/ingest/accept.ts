@@ -9,7 +9,7 @@ import { BlobStore, BlobTooLargeError } from '../store/blobs.js';
 import { findStoredFile } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
 import { insertTask } from '../store/tasks.js';
-import { detectFormat } from './parsers/index.js';
+import { resolveFormat } from './parsers/index.js';
 import type { IngestFilePayload, IngestUrlPayload } from './pipeline.js';
 import { checkUrlSyntax } from './url-fetch.js';
 
@@ -79,7 +79,7 @@ export async function acceptUpload(
     const externalId = parseExternalId(fields.external_id);
     const metadata = parseMetadataField(fields.metadata);
     if (upload.size === 0) throw errors.validation(['body', 'file'], 'The file is empty', 'value_error');
-    const format = detectFormat(await deps.blobs.read(upload.blobKey), upload.fileName, upload.contentType);
+    const format = resolveFormat(await deps.blobs.read(upload.blobKey), upload.fileName, upload.contentType);
     if (!format) {
       throw errors.unsupportedMediaType(
         `${upload.fileName ?? 'The file'} is not a supported document type; supported: PDF, DOCX, HTML, Markdown, plain text`,

@@ -7,7 +7,7 @@ import type { BlobStore } from '../store/blobs.js';
 import { insertDocument, insertPages, type NewPage } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
 import { TaskError, throttledProgress, type ProgressReporter, type TaskContext, type TaskHandler } from '../tasks/worker.js';
-import { OCR_OFF_HINT, ParseError, detectFormat, type DocumentFormat, type ParsedDocument, type ParserPool } from './parsers/index.js';
+import { OCR_OFF_HINT, ParseError, declaredFormatMismatch, resolveFormat, type DocumentFormat, type ParsedDocument, type ParserPool } from './parsers/index.js';
 import { segmentPage } from './segmentation.js';
 import { FetchError, fetchUrl } from './url-fetch.js';
 
@@ -88,6 +88,8 @@ async function processFile(
   } catch {
     throw new TaskError(`The stored copy of ${name} is missing; upload it again`);
   }
+  const mismatch = declaredFormatMismatch(bytes, file.fileName, file.contentType);
+  if (mismatch) throw new TaskError(`${name} is ${mismatch.reason}`);
   await report(5, `Parsing ${name}`, true);
   let parsed;
   try {
@@ -180,7 +182,7 @@ async function ingestUrl(deps: IngestDeps, ctx: TaskContext): Promise<void> {
   }
   if (fetched.bytes.length === 0) throw new TaskError(`${payload.url} answered an empty body`);
   const fileName = fetched.filename ?? fileNameFromUrl(fetched.finalUrl);
-  const format = detectFormat(fetched.bytes, fileName, fetched.contentType);
+  const format = resolveFormat(fetched.bytes, fileName, fetched.contentType);
   if (!format) {
     throw new TaskError(`${payload.url} is not a supported document (${fetched.contentType ?? 'unknown type'}); supported: PDF, DOCX, HTML, Markdown, plain text`);
   }

@@ -1,8 +1,10 @@
 // Format detection from the bytes. The file name and the declared content type are hints that
 // only choose between formats the bytes allow (markdown or plain text, a ZIP that claims to be
-// a DOCX); they never make a binary file text or a text file a PDF.
+// a DOCX); they never make a binary file text or a text file a PDF. A file they declare as a
+// binary format whose signature its bytes lack is not read as something else: it is invalid
+// (declaredFormatMismatch), and the worker fails its task saying so.
 
-import { imageKind } from '../ocr/image.js';
+import { imageKind, type ImageKind } from '../ocr/image.js';
 import { decodeText, looksLikeText } from './encoding.js';
 import type { DocumentFormat } from './types.js';
 import { isZip, ZipArchive } from './zip.js';
@@ -87,4 +89,84 @@ export function isOle2(bytes: Uint8Array): boolean {
 
 export function containsUtf16(bytes: Uint8Array, text: string): boolean {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(Buffer.from(text, 'utf16le'));
+}
+
+interface BinaryFormat {
+  /** Named in the failure reason: "not a valid PDF". */
+  label: string;
+  /** What the file is queued as when its bytes do not match; null for a format Folio does not read. */
+  format: DocumentFormat | null;
+  extension: RegExp;
+  type: RegExp;
+  /** Whether the bytes carry the format's signature. */
+  signed: (bytes: Uint8Array) => boolean;
+}
+
+// Any readable image passes for any image type: a PNG named .jpg is common and read all the same.
+const isImage = (bytes: Uint8Array) => imageKind(bytes) !== null;
+
+const BINARY_FORMATS: readonly BinaryFormat[] = [
+  { label: 'PDF', format: 'pdf', extension: /\.pdf$/i, type: /^application\/(?:x-)?pdf$|^application\/acrobat$/, signed: (b) => findPdfHeader(b) >= 0 },
+  // A broken ZIP or an OLE2 container (encrypted package, legacy .doc) is left to detection.
+  { label: 'DOCX', format: 'docx', extension: DOCX_EXT, type: DOCX_TYPE, signed: (b) => isZip(b) || isOle2(b) },
+  { label: 'PNG image', format: 'image', extension: /\.a?png$/i, type: /^image\/a?png$/, signed: isImage },
+  { label: 'JPEG image', format: 'image', extension: /\.(?:jpe?g|jpe|jfif)$/i, type: /^image\/p?jpe?g$/, signed: isImage },
+  { label: 'TIFF image', format: 'image', extension: /\.tiff?$/i, type: /^image\/tiff$/, signed: isImage },
+  { label: 'WebP image', format: 'image', extension: /\.webp$/i, type: /^image\/webp$/, signed: isImage },
+  { label: 'DOC file', format: null, extension: /\.(?:doc|dot)$/i, type: /^application\/msword$/, signed: isOle2 },
+  { label: 'XLS workbook', format: null, extension: /\.xls$/i, type: /^application\/vnd\.ms-excel$/, signed: isOle2 },
+  { label: 'PPT presentation', format: null, extension: /\.(?:ppt|pps)$/i, type: /^application\/vnd\.ms-powerpoint$/, signed: isOle2 },
+  { label: 'XLSX workbook', format: null, extension: /\.(?:xlsx|xlsm)$/i, type: /spreadsheetml|^application\/vnd\.ms-excel\.sheet\.macroenabled/, signed: isZip },
+  { label: 'PPTX presentation', format: null, extension: /\.(?:pptx|pptm|ppsx)$/i, type: /presentationml|^application\/vnd\.ms-powerpoint\.presentation\.macroenabled/, signed: isZip },
+];
+
+const TEXT_TYPE = /^text\/|^application\/(?:xhtml\+xml|xml|json)$/;
+
+const IMAGE_LABELS: Record<ImageKind, string> = { png: 'PNG', jpeg: 'JPEG', webp: 'WebP', tiff: 'TIFF' };
+
+export interface FormatMismatch {
+  /** What the upload is queued as, so that its task fails with the reason; null: refused as unsupported. */
+  format: DocumentFormat | null;
+  /** Completes "<name> is …": "not a valid PDF: it is declared as application/pdf, but its content is text". */
+  reason: string;
+}
+
+/**
+ * The binary format a file declares and its bytes lack, or null. A declared content type that
+ * names a format (binary or text) is the more deliberate statement and wins over the name's
+ * extension; a generic or absent type (application/octet-stream) leaves it to the extension.
+ */
+export function declaredFormatMismatch(bytes: Uint8Array, filename?: string | null, contentType?: string | null): FormatMismatch | null {
+  const name = (filename ?? '').trim();
+  const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  const byType = BINARY_FORMATS.find((f) => f.type.test(type));
+  if (!byType && TEXT_TYPE.test(type)) return null;
+  const declared = byType ?? BINARY_FORMATS.find((f) => f.extension.test(name));
+  if (!declared || declared.signed(bytes)) return null;
+  const how = byType ? `declared as ${type}` : `named ${name.slice(name.lastIndexOf('.'))}`;
+  return { format: declared.format, reason: `not a valid ${declared.label}: it is ${how}, but its content is ${describeContent(bytes)}` };
+}
+
+/** The format an upload is queued as: what its bytes hold, or the binary format it declares in vain (its task then fails saying so). */
+export function resolveFormat(bytes: Uint8Array, filename?: string | null, contentType?: string | null): DocumentFormat | null {
+  return detectFormat(bytes, filename, contentType) ?? declaredFormatMismatch(bytes, filename, contentType)?.format ?? null;
+}
+
+/** What the bytes hold, in words, for a failure reason. */
+function describeContent(bytes: Uint8Array): string {
+  const kind = imageKind(bytes);
+  if (kind) return `a ${IMAGE_LABELS[kind]} image`;
+  switch (detectFormat(bytes)) {
+    case 'pdf':
+      return 'a PDF';
+    case 'docx':
+      return 'a DOCX document';
+    case 'html':
+      return 'an HTML page';
+    case 'markdown':
+    case 'text':
+      return 'text';
+    default:
+      return isZip(bytes) ? 'a ZIP archive' : isOle2(bytes) ? 'a legacy Office file' : 'binary data';
+  }
 }

@@ -1,7 +1,7 @@
 // File ingestion parsers: format detection, and bytes to pages of text on this thread
 // (parseDocument) or on a worker pool (ParserPool).
 
-export { detectFormat } from './detect.js';
+export { declaredFormatMismatch, detectFormat, resolveFormat } from './detect.js';
 export { parseDocument, type ParseOptions } from './parse.js';
 export { ParserPool, type OcrPoolOptions, type ParserPoolOptions } from './pool.js';
 export { DOCUMENT_FORMATS, OCR_OFF_HINT, ParseError, type DocumentFormat, type ParsedDocument, type ProgressCallback } from './types.js';
