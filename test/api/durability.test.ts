@@ -91,7 +91,7 @@ async function verify(url: string, acked: Acknowledged): Promise<void> {
   expect(search.status).toBe(200);
 }
 
-describe.each(ENGINES)('acknowledged writes across SIGKILL (%s)', { timeout: 180_000 }, (engine) => {
+describe.each(ENGINES)('acknowledged writes across SIGKILL (%s)', { timeout: 300_000 }, (engine) => {
   let dataDir: string;
   let schema: string | null = null;
   let env: Record<string, string>;
@@ -114,14 +114,14 @@ describe.each(ENGINES)('acknowledged writes across SIGKILL (%s)', { timeout: 180
   it('loses none of them and keeps every acknowledged delete', async () => {
     const acked: Acknowledged = { versions: new Map(), deleted: new Set(), inFlightDeletes: new Set() };
     for (let round = 0; round < KILLS; round++) {
-      const server: Server = await startServer(env, 60_000);
+      const server: Server = await startServer(env);
       const writers = Array.from({ length: CLIENTS }, (_, c) => writeUntilDead(server.url, c, round, acked));
       await new Promise((r) => setTimeout(r, 1500 + 500 * round));
       await server.stop('SIGKILL');
       await Promise.all(writers);
     }
     expect(acked.versions.size + acked.deleted.size).toBeGreaterThan(20);
-    const restarted = await startServer(env, 60_000);
+    const restarted = await startServer(env);
     try {
       await verify(restarted.url, acked);
     } finally {

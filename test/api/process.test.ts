@@ -21,7 +21,7 @@ async function ingest(url: string, content: string): Promise<number> {
   return ((await res.json()) as { data: { document_id: number } }).data.document_id;
 }
 
-describe('folio on the embedded engine', { timeout: 120_000 }, () => {
+describe('folio on the embedded engine', { timeout: 300_000 }, () => {
   let dataDir: string;
   const env = () => ({ FOLIO_DATA_DIR: dataDir, FOLIO_API_KEYS: `${KEY}:proc:write` });
 
@@ -126,7 +126,7 @@ describe('folio on the embedded engine', { timeout: 120_000 }, () => {
   });
 });
 
-describe.skipIf(!ENGINES.includes('postgres'))('folio on the PostgreSQL server', { timeout: 60_000 }, () => {
+describe.skipIf(!ENGINES.includes('postgres'))('folio on the PostgreSQL server', { timeout: 180_000 }, () => {
   let schema: string;
   beforeAll(async () => {
     schema = newSchemaName();
@@ -153,7 +153,7 @@ describe.skipIf(!ENGINES.includes('postgres'))('folio on the PostgreSQL server',
   });
 });
 
-describe('shutdown with a task in hand', { timeout: 180_000 }, () => {
+describe('shutdown with a task in hand', { timeout: 300_000 }, () => {
   const FREECULTURE = corpusFile('pdf/text/freeculture.pdf');
 
   async function uploadAndWaitForProcessing(url: string): Promise<string> {

@@ -48,7 +48,9 @@ export interface Server {
 }
 
 /** Starts `folio serve` and waits until /health answers. */
-export async function startServer(env: Record<string, string>, timeoutMs = 30000): Promise<Server> {
+// A first start creates the database (initdb): seconds when idle, far more while other test
+// files keep both cores busy.
+export async function startServer(env: Record<string, string>, timeoutMs = 90_000): Promise<Server> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve'], {
     cwd: ROOT,
