@@ -41,6 +41,8 @@ export interface Config {
   workerConcurrency: number;
   /** Threads that parse documents. */
   parserThreads: number;
+  /** Heap limit of each parser thread in MiB: a file that needs more fails its task. */
+  parserMemoryMb: number;
   /** OCR of scanned PDF pages and images (FOLIO_OCR=on|off). */
   ocr: boolean;
   /** OCR languages, Tesseract codes joined by '+' (FOLIO_OCR_LANGS, e.g. eng+deu). */
@@ -134,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxFileBytes: parseInteger(env, 'FOLIO_MAX_FILE_MB', 100, 1) * 1024 * 1024,
     workerConcurrency: parseInteger(env, 'FOLIO_WORKER_CONCURRENCY', 2, 1),
     parserThreads: parseInteger(env, 'FOLIO_PARSER_THREADS', 1, 1),
+    parserMemoryMb: parseInteger(env, 'FOLIO_PARSER_MEMORY_MB', 1024, 64),
     ocr: parseSwitch(env, 'FOLIO_OCR', true),
     ocrLangs: parseOcrLangs(env.FOLIO_OCR_LANGS),
     ocrThreads: parseInteger(env, 'FOLIO_OCR_THREADS', 1, 1),

@@ -59,6 +59,7 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
   if (options.role !== 'api') {
     const parsers = new ParserPool({
       threads: config.parserThreads,
+      maxMemoryMb: config.parserMemoryMb,
       ocr: config.ocr ? { threads: config.ocrThreads, languages: config.ocrLangs } : null,
     });
     closers.push(() => parsers.close());

@@ -6,32 +6,12 @@ import { ENGINES } from '../helpers/stores.js';
 import { KEYS, call, startTestApp, type TestApp } from '../helpers/app.js';
 import { multipartBody, type FilePart } from '../helpers/multipart.js';
 import { waitForTask } from '../helpers/tasks.js';
+import { pagesPdf } from '../helpers/documents.js';
 
 const NOTES = Buffer.from('Meeting notes.\n\nThe lighthouse keeper reported a calm night.\n');
 const JUNK = Buffer.from([0x00, 0x01, 0x02, 0x03, 0x00, 0x00, 0xff, 0xfe, 0x00, 0x07, 0x00, 0x00, 0x00, 0x09]);
 
-/** A one-page PDF showing `text` in Helvetica, with a correct cross-reference table. */
-function tinyPdf(text: string): Buffer {
-  const content = `BT /F1 12 Tf 20 100 Td (${text}) Tj ET`;
-  const objects = [
-    '<< /Type /Catalog /Pages 2 0 R >>',
-    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 400 144] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
-    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-  ];
-  let pdf = '%PDF-1.4\n';
-  const offsets: number[] = [];
-  objects.forEach((body, i) => {
-    offsets.push(pdf.length);
-    pdf += `${i + 1} 0 obj\n${body}\nendobj\n`;
-  });
-  const xref = pdf.length;
-  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
-  for (const offset of offsets) pdf += `${String(offset).padStart(10, '0')} 00000 n \n`;
-  pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(pdf, 'latin1');
-}
+const tinyPdf = (text: string) => Buffer.from(pagesPdf([text]));
 
 describe.each(ENGINES)('declared binary formats on %s', (engine) => {
   let t: TestApp;

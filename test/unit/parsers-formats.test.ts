@@ -1,11 +1,11 @@
 // Format detection, encodings, pagination and each format's parser on small hand-made files.
-import { deflateRawSync, crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { decodeText } from '../../src/ingest/parsers/encoding.js';
 import { detectFormat, ParseError, parseDocument, type DocumentFormat } from '../../src/ingest/parsers/index.js';
 import { markdownTitle, stripMarkdownNoise } from '../../src/ingest/parsers/text.js';
 import { paginate, sanitize } from '../../src/ingest/parsers/text-utils.js';
 import { withBreaksBefore } from '../../src/ingest/parsers/docx.js';
+import { W, docx, para, textPdf, zip } from '../helpers/documents.js';
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 const norm = (text: string) => text.replace(/\s+/g, ' ').trim();
@@ -17,101 +17,6 @@ async function parseFails(bytes: Uint8Array, format: DocumentFormat): Promise<st
   );
   expect(err).toBeInstanceOf(ParseError);
   return (err as ParseError).message;
-}
-
-/** A ZIP archive of the given files (deflated unless `stored`). */
-function zip(files: Record<string, string | Uint8Array>, stored = false): Uint8Array {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const [name, content] of Object.entries(files)) {
-    const data = Buffer.from(typeof content === 'string' ? utf8(content) : content);
-    const body = stored ? data : deflateRawSync(data);
-    const nameBytes = Buffer.from(name);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(stored ? 0 : 8, 8);
-    local.writeUInt32LE(crc32(data), 14);
-    local.writeUInt32LE(body.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(nameBytes.length, 26);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(stored ? 0 : 8, 10);
-    central.writeUInt32LE(crc32(data), 16);
-    central.writeUInt32LE(body.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(nameBytes.length, 28);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, nameBytes, body);
-    centrals.push(central, nameBytes);
-    offset += local.length + nameBytes.length + body.length;
-  }
-  const directory = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(Object.keys(files).length, 8);
-  end.writeUInt16LE(Object.keys(files).length, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return new Uint8Array(Buffer.concat([...locals, directory, end]));
-}
-
-const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
-const para = (text: string, props = '') => `<w:p>${props ? `<w:pPr>${props}</w:pPr>` : ''}<w:r><w:t xml:space="preserve">${text}</w:t></w:r></w:p>`;
-
-/** A minimal DOCX whose body is the given WordprocessingML. */
-function docx(body: string, title?: string): Uint8Array {
-  const files: Record<string, string> = {
-    '[Content_Types].xml':
-      '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
-      '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
-      '<Default Extension="xml" ContentType="application/xml"/>' +
-      '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
-    '_rels/.rels':
-      '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
-      '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
-    'word/document.xml': `<?xml version="1.0"?><w:document ${W}><w:body>${body}</w:body></w:document>`,
-  };
-  if (title) {
-    files['docProps/core.xml'] =
-      '<?xml version="1.0"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" ' +
-      `xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>${title}</dc:title></cp:coreProperties>`;
-  }
-  return zip(files);
-}
-
-/** A PDF of the given objects (1-based, "n 0 obj" added), with a correct xref table. */
-function pdf(objects: string[]): Uint8Array {
-  let out = '%PDF-1.4\n';
-  const offsets: number[] = [];
-  objects.forEach((body, i) => {
-    offsets.push(out.length);
-    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
-  });
-  const xref = out.length;
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
-  for (const offset of offsets) out += `${String(offset).padStart(10, '0')} 00000 n \n`;
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return new Uint8Array(Buffer.from(out, 'latin1'));
-}
-
-const stream = (content: string) => `<< /Length ${content.length} >>\nstream\n${content}\nendstream`;
-const FONT = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>';
-
-/** One-page PDFs with text drawn by the given content stream (font /F1 = Helvetica). */
-function textPdf(content: string, extra: { annots?: string; objects?: string[]; catalog?: string } = {}): Uint8Array {
-  return pdf([
-    `<< /Type /Catalog /Pages 2 0 R${extra.catalog ?? ''} >>`,
-    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >>${extra.annots ? ` /Annots ${extra.annots}` : ''} >>`,
-    stream(content),
-    FONT,
-    ...(extra.objects ?? []),
-  ]);
 }
 
 describe('detectFormat', () => {

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ParseError, ParserPool } from '../../src/ingest/parsers/index.js';
 import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';
+import { docx, para } from '../helpers/documents.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -68,6 +69,20 @@ describe('ParserPool', () => {
       expect(err).toBeInstanceOf(ParseError);
       expect((err as Error).message).toBe('Parsing was stopped after 200 ms: the file is too complex or damaged');
       expect((await limited.parse(utf8('after'), 'text')).pages).toEqual(['after']);
+    } finally {
+      await limited.close();
+    }
+  }, 60_000);
+
+  it('fails a file that outgrows the memory limit, and goes on with a fresh worker', async () => {
+    // 40 MiB of paragraphs: under the DOCX part cap, far over a 64 MiB heap once parsed.
+    const heavy = docx(para('Row of a very long table.').repeat(40 * 1024 * 1024 / 80));
+    const limited = new ParserPool({ threads: 1, maxMemoryMb: 64 });
+    try {
+      const err = await limited.parse(heavy, 'docx').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ParseError);
+      expect((err as Error).message).toBe('The file needs more memory to parse than a parser thread may use (FOLIO_PARSER_MEMORY_MB)');
+      expect((await limited.parse(docx(para('Still reading.')), 'docx')).pages).toEqual(['Still reading.']);
     } finally {
       await limited.close();
     }

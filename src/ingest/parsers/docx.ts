@@ -8,12 +8,15 @@ import { containsUtf16, isOle2 } from './detect.js';
 import { htmlToText } from './html-text.js';
 import { paginate, sanitize, tidy } from './text-utils.js';
 import { ParseError, type ParsedDocument } from './types.js';
-import { ZipArchive } from './zip.js';
+import { ZipArchive, ZipLimitError } from './zip.js';
 
 const PAGE_BREAK_CLASS = 'folio-page-break';
 const STYLE_MAP = [`br[type='page'] => hr.${PAGE_BREAK_CLASS}`];
-// Parts larger than this once inflated are refused (a zip bomb, not a document).
-const MAX_PART_BYTES = 512 * 1024 * 1024;
+// Inflated sizes beyond which a package is refused: a zip bomb, not a document. The text of a
+// 2,000-page book is about 10 MiB of WordprocessingML; these leave room for heavy markup
+// while a parse stays well inside the parser thread's memory limit.
+export const MAX_PART_BYTES = 64 * 1024 * 1024;
+export const MAX_PACKAGE_BYTES = 128 * 1024 * 1024;
 
 /** The part of the package mammoth reads through (its `{file}` input). */
 interface MammothZip {
@@ -31,7 +34,7 @@ export async function parseDocx(bytes: Uint8Array): Promise<ParsedDocument> {
   }
   let zip: ZipArchive;
   try {
-    zip = new ZipArchive(bytes);
+    zip = new ZipArchive(bytes, MAX_PACKAGE_BYTES);
   } catch (err) {
     throw new ParseError('The file is not a valid DOCX (not a readable zip archive)', { cause: err });
   }
@@ -43,7 +46,7 @@ export async function parseDocx(bytes: Uint8Array): Promise<ParsedDocument> {
     try {
       return new TextDecoder().decode(zip.read(name, MAX_PART_BYTES));
     } catch (err) {
-      throw new ParseError(`The DOCX is damaged: its part ${name} cannot be read`, { cause: err });
+      throw tooLarge(err) ?? new ParseError(`The DOCX is damaged: its part ${name} cannot be read`, { cause: err });
     }
   };
   parts.set(main, withBreaksBefore(readPart(main)));
@@ -52,7 +55,12 @@ export async function parseDocx(bytes: Uint8Array): Promise<ParsedDocument> {
     read: async (name, encoding) => {
       const text = parts.get(name);
       if (text !== undefined) return encoding ? text : new TextEncoder().encode(text);
-      const data = zip.read(name, MAX_PART_BYTES);
+      let data: Uint8Array;
+      try {
+        data = zip.read(name, MAX_PART_BYTES);
+      } catch (err) {
+        throw tooLarge(err) ?? err;
+      }
       if (encoding === 'base64') return Buffer.from(data).toString('base64');
       return encoding ? new TextDecoder(encoding).decode(data) : data;
     },
@@ -85,6 +93,12 @@ export async function parseDocx(bytes: Uint8Array): Promise<ParsedDocument> {
     .split('\f')
     .flatMap((section) => paginate(tidy(sanitize(section))));
   return { format: 'docx', pages, title: coreTitle(zip) ?? firstHeading(document.body) };
+}
+
+/** The failure a package that inflates beyond the limits ends with; null for other errors. */
+function tooLarge(err: unknown): ParseError | null {
+  if (!(err instanceof ZipLimitError)) return null;
+  return new ParseError(`The DOCX is too large to read: ${err.message}`, { cause: err });
 }
 
 /** The main part named by the package relationships, else the usual path. */

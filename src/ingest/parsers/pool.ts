@@ -233,7 +233,7 @@ export class ParserPool {
       slot.worker = null;
       const failure =
         err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? new ParseError('The file needs more memory to parse than the server allows')
+          ? new ParseError('The file needs more memory to parse than a parser thread may use (FOLIO_PARSER_MEMORY_MB)')
           : new Error(`parser worker failed: ${err.message}`, { cause: err });
       if (slot.job) this.#finish(slot, failure);
     });

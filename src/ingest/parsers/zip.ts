@@ -14,6 +14,11 @@ export interface ZipEntry {
 
 export class ZipFormatError extends Error {}
 
+/** An entry, or the entries read so far, inflate beyond a limit: a zip bomb, not a document. */
+export class ZipLimitError extends ZipFormatError {}
+
+const MIB = 1024 * 1024;
+
 const EOCD = 0x06054b50;
 const ZIP64_EOCD = 0x06064b50;
 const ZIP64_LOCATOR = 0x07064b50;
@@ -28,10 +33,14 @@ export class ZipArchive {
   readonly entries = new Map<string, ZipEntry>();
   readonly #bytes: Uint8Array;
   readonly #view: DataView;
+  /** What read() may inflate across all entries, and what it has. */
+  readonly #maxTotalBytes: number;
+  #inflated = 0;
 
   /** Reads the central directory; throws ZipFormatError when there is none. */
-  constructor(bytes: Uint8Array) {
+  constructor(bytes: Uint8Array, maxTotalBytes = Infinity) {
     this.#bytes = bytes;
+    this.#maxTotalBytes = maxTotalBytes;
     this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const eocd = this.#findEocd();
     let count = this.#u16(eocd + 10);
@@ -67,8 +76,11 @@ export class ZipArchive {
     return this.entries.has(name);
   }
 
-  /** The entry's bytes; refuses entries that would inflate beyond maxBytes (zip bombs). */
-  read(name: string, maxBytes = 256 * 1024 * 1024): Uint8Array {
+  /**
+   * The entry's bytes. Inflation stops at maxBytes, or at what the archive's total limit has
+   * left, with a ZipLimitError: a bomb never gets more memory than the limit.
+   */
+  read(name: string, maxBytes = 256 * MIB): Uint8Array {
     const entry = this.entries.get(name);
     if (!entry) throw new ZipFormatError(`no entry ${name}`);
     if (entry.flags & 1) throw new ZipFormatError(`entry ${name} is encrypted`);
@@ -77,13 +89,29 @@ export class ZipArchive {
     const start = at + 30 + this.#u16(at + 26) + this.#u16(at + 28);
     const data = this.#bytes.subarray(start, start + entry.compressedSize);
     if (data.length < entry.compressedSize) throw new ZipFormatError(`entry ${name} is truncated`);
-    if (entry.method === 0) return data;
-    if (entry.method !== 8) throw new ZipFormatError(`entry ${name} uses compression method ${entry.method}`);
-    try {
-      return inflateRawSync(data, { maxOutputLength: maxBytes });
-    } catch (err) {
-      throw new ZipFormatError(`entry ${name} cannot be inflated: ${(err as Error).message}`);
+    if (entry.method !== 0 && entry.method !== 8) throw new ZipFormatError(`entry ${name} uses compression method ${entry.method}`);
+    const left = this.#maxTotalBytes - this.#inflated;
+    const limit = Math.min(maxBytes, left);
+    const overLimit = () =>
+      new ZipLimitError(
+        left < maxBytes
+          ? `its parts inflate to more than ${Math.round(this.#maxTotalBytes / MIB)} MiB in all`
+          : `its part ${name} inflates to more than ${Math.round(maxBytes / MIB)} MiB`,
+      );
+    let out: Uint8Array;
+    if (entry.method === 0) {
+      if (data.length > limit) throw overLimit();
+      out = data;
+    } else {
+      try {
+        out = inflateRawSync(data, { maxOutputLength: Math.max(1, limit) });
+      } catch (err) {
+        if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw overLimit();
+        throw new ZipFormatError(`entry ${name} cannot be inflated: ${(err as Error).message}`);
+      }
     }
+    this.#inflated += out.length;
+    return out;
   }
 
   #findEocd(): number {
