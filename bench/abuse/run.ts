@@ -2,23 +2,12 @@
 // requests and a set of heavy ones over real HTTP while /health is probed; prints the
 // server's peak resident memory and /health latency beside the same figures at rest.
 // `npx tsx bench/abuse/run.ts [--engine pglite|postgres|both] [--requests N] [--concurrency N]`.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import http from 'node:http';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
-import pg from 'pg';
-import { API_KEYS_ENV, KEYS, vector } from '../../test/helpers/app.js';
+import { KEYS, vector } from '../../test/helpers/app.js';
 import { malformedRequests, routesOf, type MalformedRequest } from '../../test/helpers/malformed.js';
+import { closeConnections, percentile, probeHealth, residentMb, send, startServer } from '../lib/serve.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const AIM_RSS_MB = 1024;
 const AIM_HEALTH_MS = 100;
 
@@ -35,45 +24,6 @@ const concurrency = Number(args.concurrency);
 if (!engines.every((e) => e === 'pglite' || e === 'postgres') || !(total > 0) || !(concurrency > 0)) {
   console.error('usage: run.ts [--engine pglite|postgres|both] [--requests N] [--concurrency N]');
   process.exit(2);
-}
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency + 2 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-interface Answer {
-  status: number;
-  ms: number;
-}
-
-function send(port: number, method: string, url: string, headers: Record<string, string>, body?: string | Buffer): Promise<Answer> {
-  const started = performance.now();
-  return new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: url, headers, agent }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }));
-    });
-    // A request Node refuses to send (a header it finds invalid) or a reset counts as status 0.
-    req.on('error', () => resolve({ status: 0, ms: performance.now() - started }));
-    req.end(body);
-  });
-}
-
-function residentMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field));
-  return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
 /** Requests meant to make the server allocate or compute as much as one request may. */
@@ -93,79 +43,6 @@ function heavyRequests(): { method: string; url: string; body: string | Buffer; 
     { method: 'POST', url: '/api/v1/documents/ingest/embedding', body: `[${'1,'.repeat(500_000)}1]`, key: KEYS.write },
   ];
   return list;
-}
-
-async function startServer(engine: string): Promise<{ port: number; child: ChildProcess; cleanup: () => Promise<void> }> {
-  const port = await freePort();
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-abuse-'));
-  let databaseUrl = '';
-  let dropSchema = async () => {};
-  if (engine === 'postgres') {
-    const schema = `bench_abuse_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: POSTGRES_URL });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    await admin.end();
-    databaseUrl = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    dropSchema = async () => {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`DROP SCHEMA ${schema} CASCADE`);
-      await client.end();
-    };
-  }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      FOLIO_DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
-      FOLIO_API_KEYS: API_KEYS_ENV,
-      FOLIO_RATE_LIMIT: '0',
-      FOLIO_OCR: 'off',
-      LOG_LEVEL: 'silent',
-      OPENAI_API_KEY: '',
-      OPENAI_BASE_URL: '',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (let i = 0; i < 300; i++) {
-    const ready = await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false);
-    if (ready) {
-      return {
-        port,
-        child,
-        cleanup: async () => {
-          const exited = new Promise((resolve) => child.once('exit', resolve));
-          child.kill('SIGTERM');
-          await exited;
-          await rm(dataDir, { recursive: true, force: true });
-          await dropSchema();
-        },
-      };
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error('server did not become ready');
-}
-
-/** /health every 10 ms while `work` runs; the latencies. */
-async function probeHealth(port: number, work: () => Promise<void>): Promise<number[]> {
-  const latencies: number[] = [];
-  let done = false;
-  const prober = (async () => {
-    while (!done) {
-      latencies.push((await send(port, 'GET', '/health', {})).ms);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  })();
-  await work();
-  done = true;
-  await prober;
-  return latencies;
 }
 
 async function run(engine: string): Promise<void> {
@@ -230,4 +107,4 @@ async function run(engine: string): Promise<void> {
 }
 
 for (const engine of engines) await run(engine);
-agent.destroy();
+closeConnections();

@@ -1,6 +1,7 @@
 // The ingest pipeline run by workers: fetch (URL tasks), parse in a worker thread, segment,
 // embed in batches, then write the document, pages, paragraphs and sentences in one
 // transaction that also completes the task.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { EmbeddingRequestError, type EmbeddingProvider } from '../providers/embeddings/index.js';
 import type { BlobStore } from '../store/blobs.js';
@@ -49,6 +50,23 @@ function embeddingFailure(error: unknown): TaskError {
     return new TaskError(`The embedding provider failed: ${error.message}`, transient);
   }
   return new TaskError('The embedding provider failed unexpectedly', true);
+}
+
+/**
+ * `items.map(fn)`, with a turn of the event loop whenever a slice has run 10 ms: segmenting
+ * thousands of pages in one go would hold every request (/health included) for as long.
+ */
+async function mapInSlices<T, R>(items: readonly T[], fn: (item: T) => R): Promise<R[]> {
+  const out: R[] = [];
+  let sliceStart = performance.now();
+  for (const item of items) {
+    out.push(fn(item));
+    if (performance.now() - sliceStart > 10) {
+      await nextTurn();
+      sliceStart = performance.now();
+    }
+  }
+  return out;
 }
 
 async function embedPages(deps: IngestDeps, ctx: TaskContext, pages: string[], report: ProgressReporter): Promise<(Float32Array | null)[]> {
@@ -105,7 +123,7 @@ async function processFile(
   if (pages.every((p) => p.trim() === '')) throw new TaskError(`No text could be extracted from ${name}`);
   await report(40, `Parsed ${pages.length} page${pages.length === 1 ? '' : 's'}`, true);
 
-  const segmented = pages.map((text) => segmentPage(text));
+  const segmented = await mapInSlices(pages, segmentPage);
   await report(45, `Segmented ${pages.length} page${pages.length === 1 ? '' : 's'} into paragraphs and sentences`, true);
 
   const vectors = await embedPages(deps, ctx, pages, report);

@@ -51,8 +51,11 @@ const DOCUMENT_COLUMNS = [
   'd.updated_at',
 ] as const;
 
-// Stay well below PostgreSQL's 65535 bind parameters per statement.
-const ROWS_PER_INSERT = 5000;
+// Rows per INSERT: well below PostgreSQL's 65535 bind parameters, and small enough that
+// one statement on the embedded engine (which runs on the event loop's thread, computing
+// each page's tsvector) holds other requests for tens of milliseconds, not hundreds.
+const ROWS_PER_INSERT = 1000;
+const PAGES_PER_INSERT = 50;
 
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
@@ -93,7 +96,7 @@ export async function insertDocument(db: Db, doc: NewDocument): Promise<Document
 export async function insertPages(db: Db, workspaceId: number, documentId: number, pages: NewPage[]): Promise<number[]> {
   if (pages.length === 0) return [];
   const pageIds: number[] = [];
-  for (const batch of chunks(pages, 500)) {
+  for (const batch of chunks(pages, PAGES_PER_INSERT)) {
     const rows = await db
       .insertInto('pages')
       .values(
