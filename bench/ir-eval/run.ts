@@ -89,12 +89,17 @@ const judged = queries.filter((q) => (qrels.get(q.id)?.size ?? 0) > 0);
 // Metrics: gain = the qrels grade (linear, as trec_eval), discount 1 / log2(rank + 1), ideal
 // DCG from all of the query's judgments (including documents that could not be ingested).
 
-function ndcg(ranked: string[], judgments: Map<string, number>, depth = NDCG_DEPTH): number {
+/** Gain of a grade: linear (trec_eval's default) or exponential, 2^grade - 1 (the issue's). */
+type Gain = (grade: number) => number;
+const LINEAR: Gain = (g) => g;
+const EXPONENTIAL: Gain = (g) => 2 ** g - 1;
+
+function ndcg(ranked: string[], judgments: Map<string, number>, gain: Gain, depth = NDCG_DEPTH): number {
   let dcg = 0;
-  for (let i = 0; i < Math.min(depth, ranked.length); i++) dcg += (judgments.get(ranked[i]) ?? 0) / Math.log2(i + 2);
+  for (let i = 0; i < Math.min(depth, ranked.length); i++) dcg += gain(judgments.get(ranked[i]) ?? 0) / Math.log2(i + 2);
   const ideal = [...judgments.values()].sort((a, b) => b - a);
   let idcg = 0;
-  for (let i = 0; i < Math.min(depth, ideal.length); i++) idcg += ideal[i] / Math.log2(i + 2);
+  for (let i = 0; i < Math.min(depth, ideal.length); i++) idcg += gain(ideal[i]) / Math.log2(i + 2);
   return idcg > 0 ? dcg / idcg : 0;
 }
 
@@ -110,11 +115,11 @@ interface Scores {
 }
 
 /** nDCG@10 and recall@100 of each judged query (in `judged` order) for a ranking per query id. */
-function perQuery(rankings: Map<string, string[]>): { ndcg: number[]; recall: number[] } {
+function perQuery(rankings: Map<string, string[]>, gain: Gain = LINEAR): { ndcg: number[]; recall: number[] } {
   const out = { ndcg: [] as number[], recall: [] as number[] };
   for (const q of judged) {
     const ranked = rankings.get(q.id) ?? [];
-    out.ndcg.push(ndcg(ranked, qrels.get(q.id)!));
+    out.ndcg.push(ndcg(ranked, qrels.get(q.id)!, gain));
     out.recall.push(recall(ranked, qrels.get(q.id)!));
   }
   return out;
@@ -239,17 +244,67 @@ interface SearchHit {
   document_id: number;
 }
 
-async function searchAll(bench: Bench, ingested: Ingested, alpha: number): Promise<Map<string, string[]>> {
+async function searchAll(bench: Bench, ingested: Ingested, alpha: number): Promise<{ rankings: Map<string, string[]>; ms: number[] }> {
   const rankings = new Map<string, string[]>();
+  const ms: number[] = [];
   for (const q of judged) {
+    const started = performance.now();
     const data = await post<{ results: SearchHit[] }>(bench.app, '/api/v1/documents/search/pages', {
       query: q.text,
       alpha,
       top_k: TOP_K,
     });
+    ms.push(performance.now() - started);
     rankings.set(q.id, data.results.map((r) => ingested.cranId.get(r.document_id)!));
   }
+  return { rankings, ms };
+}
+
+/**
+ * BM25 (k1 0.9, b 0.4) over the stored pages' own lexemes, with document frequencies and the
+ * average length of this collection: the reference the service's absolute rank is held to.
+ */
+async function bm25Rankings(bench: Bench, ingested: Ingested): Promise<Map<string, string[]>> {
+  const db = bench.store.db;
+  const pages = (
+    await sql<{ document_id: number; len: string }>`
+      SELECT p.document_id, (SELECT sum(array_length(u.positions, 1)) FROM unnest(p.tsv) u)::text AS len
+      FROM pages p WHERE p.workspace_id = ${ingested.workspaceId}
+    `.execute(db)
+  ).rows;
+  const length = new Map(pages.map((p) => [p.document_id, Number(p.len ?? 0)]));
+  const average = mean([...length.values()]);
+  const rankings = new Map<string, string[]>();
+  for (const q of judged) {
+    const hits = (
+      await sql<{ document_id: number; lexeme: string; tf: number }>`
+        SELECT p.document_id, u.lexeme, array_length(u.positions, 1) AS tf
+        FROM pages p, unnest(p.tsv) u
+        WHERE p.workspace_id = ${ingested.workspaceId}
+          AND u.lexeme = ANY(tsvector_to_array(to_tsvector(${TEXT_SEARCH_CONFIG}::regconfig, ${q.text})))
+      `.execute(db)
+    ).rows;
+    const df = new Map<string, number>();
+    for (const h of hits) df.set(h.lexeme, (df.get(h.lexeme) ?? 0) + 1);
+    const score = new Map<number, number>();
+    for (const h of hits) {
+      const n = df.get(h.lexeme)!;
+      const idf = Math.log(1 + (length.size - n + 0.5) / (n + 0.5));
+      const tf = (h.tf * 1.9) / (h.tf + 0.9 * (1 - 0.4 + (0.4 * length.get(h.document_id)!) / average));
+      score.set(h.document_id, (score.get(h.document_id) ?? 0) + idf * tf);
+    }
+    const ranked = [...score].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, TOP_K);
+    rankings.set(q.id, ranked.map(([id]) => ingested.cranId.get(id)!));
+  }
   return rankings;
+}
+
+/** A row of figures: nDCG@10 (exponential gain) on all queries, the tuning half and the test half; linear gain; recall@100. */
+function qualityRow(label: string, rankings: Map<string, string[]>): string {
+  const exp = perQuery(rankings, EXPONENTIAL);
+  const lin = perQuery(rankings, LINEAR);
+  const half = (xs: number[], odd: number) => mean(xs.filter((_, i) => i % 2 === odd));
+  return `${label.padEnd(26)} ${fmt(mean(exp.ndcg))}  ${fmt(half(exp.ndcg, 1))}  ${fmt(half(exp.ndcg, 0))}   ${fmt(mean(lin.ndcg))}   ${fmt(mean(exp.recall))}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -505,11 +560,19 @@ try {
       `(${ingested.truncated.join(', ')})`,
   );
   console.log(`${judged.length} of ${queries.length} queries have judgments; search top_k ${TOP_K}\n`);
-  console.log(`alpha  nDCG@${NDCG_DEPTH}  recall@${TOP_K}`);
+  console.log('nDCG@10 with exponential gain (2^grade - 1) on all queries, on the tuning half (2nd, 4th, ... query)');
+  console.log('and on the test half (1st, 3rd, ...); nDCG@10 with linear gain; recall@100.\n');
+  console.log(`${'ranking'.padEnd(26)} nDCG    tune    test     linear   recall`);
+  let keywordMs: number[] = [];
   for (const alpha of ALPHAS) {
-    const s = evaluate(await searchAll(bench, ingested, alpha));
-    console.log(`${alpha.toFixed(1).padEnd(5)}  ${fmt(s.ndcg)}   ${fmt(s.recall)}`);
+    const { rankings, ms } = await searchAll(bench, ingested, alpha);
+    if (alpha === 0) keywordMs = ms;
+    console.log(qualityRow(`Folio alpha ${alpha.toFixed(1)}`, rankings));
   }
+  console.log(qualityRow('BM25 reference (k1 0.9, b 0.4)', await bm25Rankings(bench, ingested)));
+  const sorted = [...keywordMs].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+  console.log(`\nkeyword search (alpha 0, top_k ${TOP_K}, in process): p50 ${at(0.5).toFixed(1)} ms, p95 ${at(0.95).toFixed(1)} ms over ${sorted.length} queries`);
   if (args.variants) await variantStudy(bench, ingested);
 } finally {
   await bench.close();

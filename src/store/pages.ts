@@ -108,17 +108,22 @@ export interface KeywordHit {
 export const TEXT_SEARCH_CONFIG = 'english';
 
 /**
- * The keyword rank r of a page, chosen by nDCG@10 on the Cranfield collection
- * (bench/ir-eval): ts_rank with log-length normalisation (flag 16; 'english' beats
- * 'simple', ts_rank beats ts_rank_cd), scaled by 50 so that r/(r+1) sits on the scale of
- * cosines and hybrid search (alpha 0.5: 0.338 vs 0.310 unscaled) beats both of its parts.
+ * The constants of the keyword rank r (README, Search): BM25's term saturation K1 and length
+ * normalisation B against a fixed reference of L distinct lexemes, inverse document
+ * frequencies ln(1 + PRIOR_MASS / frequency) from the fixed word-frequency prior (migration
+ * 0005), MISSING_IDF for a lexeme the prior lacks (about a word seen once), and SCALE, which
+ * sets r/(r+1) on the scale of the offline embedder's cosines. Tuned on half of Cranfield's
+ * queries and checked on the other half (bench/ir-eval).
  */
-export const RANK_EXPRESSION = sql<number>`ts_rank(p.tsv, q.q, 16) * 50`;
+export const RANK = { K1: 1.2, B: 0.75, L: 40, PRIOR_MASS: 2_000_000, MISSING_IDF: 14, SCALE: 0.02 } as const;
 
 /**
  * Pages of the workspace that match any term of `text`, with their rank, under the
  * document filter and, when given, among `pageIds` only. The query's own lexemes (made by
- * the pages' configuration) are joined with OR, so a page matching any term is a candidate.
+ * the pages' configuration) are joined with OR, so a page matching any term is a candidate;
+ * each matched lexeme adds qtf x idf x tf (K1 + 1) / (tf + K1 (1 - B + B len / L)), where
+ * tf counts its positions in the page and len is the page's number of distinct lexemes.
+ * Only the query's lexemes of a page are unpacked (setweight + ts_filter), not all of them.
  */
 export async function keywordRanks(
   db: Kysely<Database>,
@@ -127,17 +132,28 @@ export async function keywordRanks(
   eligible: Expression<SqlBool> | null,
   pageIds: number[] | null = null,
 ): Promise<KeywordHit[]> {
+  const { K1, B, L, PRIOR_MASS, MISSING_IDF, SCALE } = RANK;
   const result = await sql<{ id: number; rank: number }>`
-    WITH q AS (
-      SELECT coalesce(string_agg(quote_literal(l), ' | ')::tsquery, ''::tsquery) AS q
-      FROM unnest(tsvector_to_array(to_tsvector(${TEXT_SEARCH_CONFIG}::regconfig, ${text}))) AS l
-      WHERE strpos(l, chr(92)) = 0
+    WITH terms AS (
+      SELECT u.lexeme, array_length(u.positions, 1) AS qtf,
+        coalesce(ln(1 + ${PRIOR_MASS}::float8 / w.frequency), ${MISSING_IDF}::float8) AS idf
+      FROM unnest(to_tsvector(${TEXT_SEARCH_CONFIG}::regconfig, ${text})) AS u
+        LEFT JOIN word_prior w ON w.lexeme = u.lexeme
+      WHERE strpos(u.lexeme, chr(92)) = 0
+    ),
+    q AS (
+      SELECT coalesce(string_agg(quote_literal(lexeme), ' | ')::tsquery, ''::tsquery) AS q, array_agg(lexeme) AS lexemes FROM terms
     )
-    SELECT p.id, ${RANK_EXPRESSION} AS rank
-    FROM q, pages p JOIN documents d ON d.id = p.document_id
+    SELECT p.id, ${SCALE}::float8 * sum(
+      terms.qtf * terms.idf * m.tf * ${K1 + 1}::float8 / (m.tf + ${K1}::float8 * (1 - ${B}::float8 + ${B}::float8 * length(p.tsv) / ${L}::float8))
+    ) AS rank
+    FROM q, pages p JOIN documents d ON d.id = p.document_id,
+      LATERAL (SELECT lexeme, array_length(positions, 1) AS tf FROM unnest(ts_filter(setweight(p.tsv, 'A', q.lexemes), '{a}'))) AS m
+      JOIN terms ON terms.lexeme = m.lexeme
     WHERE p.workspace_id = ${workspaceId} AND p.tsv @@ q.q
       AND ${eligible ?? sql<SqlBool>`TRUE`}
       ${pageIds ? sql`AND p.id = ANY(${pageIds}::bigint[])` : sql``}
+    GROUP BY p.id
   `.execute(db);
   return result.rows.map((r) => ({ pageId: Number(r.id), rank: Number(r.rank) }));
 }

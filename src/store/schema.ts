@@ -131,6 +131,12 @@ export interface ExtractionResultsTable {
   created_at: CreatedAt;
 }
 
+/** The fixed word-frequency prior of keyword ranking (migration 0005). */
+export interface WordPriorTable {
+  lexeme: string;
+  frequency: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -143,4 +149,5 @@ export interface Database {
   extractions: ExtractionsTable;
   extraction_documents: ExtractionDocumentsTable;
   extraction_results: ExtractionResultsTable;
+  word_prior: WordPriorTable;
 }

@@ -5,6 +5,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
+import { RANK } from '../../src/store/pages.js';
 import { ENGINES } from '../helpers/stores.js';
 import { KEYS, call, startTestApp, vector, type TestApp } from '../helpers/app.js';
 
@@ -133,16 +134,35 @@ describe.each(ENGINES)('page search on %s', (engine) => {
    * The full-text rank r of every page of the workspace that matches any word of `query`,
    * computed with the service's rank expression ts_rank(tsv, query, 16) * 50 over an OR query.
    */
+  /**
+   * The keyword rank r of every page matching a query lexeme, computed here from each page's
+   * whole tsvector and the prior's frequencies, with the formula of the README (Search).
+   */
   async function keywordReference(query: string, workspace = 'alpha'): Promise<Map<number, number>> {
-    const words = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-    if (words.length === 0) return new Map();
+    const db = t.store.db;
+    const terms = (
+      await sql<{ lexeme: string; qtf: number; frequency: string | null }>`
+        SELECT u.lexeme, array_length(u.positions, 1) AS qtf, w.frequency::text
+        FROM unnest(to_tsvector('english', ${query})) u LEFT JOIN word_prior w ON w.lexeme = u.lexeme
+      `.execute(db)
+    ).rows;
+    if (terms.length === 0) return new Map();
+    const { K1, B, L, PRIOR_MASS, MISSING_IDF, SCALE } = RANK;
+    const weight = new Map(terms.map((w) => [w.lexeme, w.qtf * (w.frequency === null ? MISSING_IDF : Math.log(1 + PRIOR_MASS / Number(w.frequency)))]));
     const ws = await workspaceId(workspace);
-    const result = await sql<{ id: number; rank: number }>`
-      SELECT p.id, ts_rank(p.tsv, q.q, 16) * 50 AS rank
-      FROM pages p, (SELECT to_tsquery('english', ${words.join(' | ')}) AS q) q
-      WHERE p.workspace_id = ${ws} AND p.tsv @@ q.q
-    `.execute(t.store.db);
-    return new Map(result.rows.map((r) => [Number(r.id), Number(r.rank)]));
+    const matches = (
+      await sql<{ id: number; lexeme: string; tf: number; len: number }>`
+        SELECT p.id, u.lexeme, array_length(u.positions, 1) AS tf, length(p.tsv) AS len
+        FROM pages p, unnest(p.tsv) u
+        WHERE p.workspace_id = ${ws} AND u.lexeme = ANY(${terms.map((w) => w.lexeme)}::text[])
+      `.execute(db)
+    ).rows;
+    const ranks = new Map<number, number>();
+    for (const m of matches) {
+      const r = (SCALE * weight.get(m.lexeme)! * m.tf * (K1 + 1)) / (m.tf + K1 * (1 - B + (B * m.len) / L));
+      ranks.set(Number(m.id), (ranks.get(Number(m.id)) ?? 0) + r);
+    }
+    return ranks;
   }
 
   /**
@@ -390,6 +410,33 @@ describe.each(ENGINES)('page search on %s', (engine) => {
       }
       expect(await Promise.all(bodies.map(scoresOf))).toEqual(before);
     });
+  });
+
+  describe('keyword rank', () => {
+    const keywordOf = async (query: string, pageId: number) => {
+      const data = await search({ query, alpha: 0, top_k: 1000 });
+      await checkSearch({ query, alpha: 0, top_k: 1000 }, data);
+      return data.results.find((r) => r.id === pageId)?.keyword_score ?? 0;
+    };
+
+    it('never lowers r when a query term occurs more often in a page of the same length', async () => {
+      // Each page has the same distinct words; only the count of "quokka" grows.
+      const pages = [];
+      for (let n = 1; n <= 5; n++) pages.push(await ingest(`Island ferry timetable ${'quokka '.repeat(n)}sighting report.`));
+      const scores = [];
+      for (const page of pages) scores.push(await keywordOf('quokka', page.pageId));
+      for (let i = 1; i < scores.length; i++) expect(scores[i]).toBeGreaterThan(scores[i - 1]);
+    });
+
+    it('weighs a rare word above a common one by the fixed prior, not by the stored pages', async () => {
+      const common = await ingest('Brightwater house ledger entry.');
+      const rare = await ingest('Brightwater photosynthesis ledger entry.');
+      expect(await keywordOf('house photosynthesis', rare.pageId)).toBeGreaterThan(await keywordOf('house photosynthesis', common.pageId));
+      // A word the prior lacks weighs as a word seen once: no less than a rare one.
+      const unknown = await ingest('Brightwater zorbulation ledger entry.');
+      expect(await keywordOf('zorbulation photosynthesis', unknown.pageId)).toBeGreaterThanOrEqual(await keywordOf('zorbulation photosynthesis', rare.pageId));
+    });
+
   });
 
   describe('freshness and isolation', () => {
@@ -706,5 +753,24 @@ describe.each(ENGINES)('page search on %s', (engine) => {
       const data = await search({ embedding: vector(1401), top_k: 1 });
       expect(data.results[0]).toMatchObject({ id: page.pageId, document_id: page.documentId, page_number: 1, content });
     });
+  });
+
+  // Last: the thousand pages would slow every reference check after them.
+  describe('absolute scores at scale', () => {
+    it('keeps a page\'s scores identical after 1,000 unrelated pages arrive', async () => {
+      const page = await ingest('Lighthouse keepers logged the storm surge at the northern breakwater.');
+      const body: SearchBody = { query: 'lighthouse storm breakwater', alpha: 0.5, top_k: 1000 };
+      const scoresOf = async () => (await search(body)).results.find((r) => r.id === page.pageId);
+      const before = await scoresOf();
+      expect(before?.keyword_score).toBeGreaterThan(0);
+      for (let i = 0; i < 1000; i += 50) {
+        await Promise.all(
+          Array.from({ length: 50 }, (_, j) =>
+            ingest(`Ledger ${i + j}: lighthouse storm breakwater ${j % 2 ? 'invoice' : 'harbour'} note number ${i + j}.`, { embedding: vector(2000 + i + j) }),
+          ),
+        );
+      }
+      expect(await scoresOf()).toEqual(before);
+    }, 120_000);
   });
 });

@@ -4,12 +4,14 @@ import * as m0001 from './0001_initial.js';
 import * as m0002 from './0002_files_and_leases.js';
 import * as m0003 from './0003_extractions.js';
 import * as m0004 from './0004_search_storage.js';
+import * as m0005 from './0005_word_prior.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
   '0002_files_and_leases': m0002,
   '0003_extractions': m0003,
   '0004_search_storage': m0004,
+  '0005_word_prior': m0005,
 };
 
 export const migrationProvider: MigrationProvider = {
