@@ -299,6 +299,23 @@ async function bm25Rankings(bench: Bench, ingested: Ingested): Promise<Map<strin
   return rankings;
 }
 
+/** How long each query's search takes at `alpha` and top_k `k`, in ms. */
+async function timeSearches(bench: Bench, alpha: number, k: number): Promise<number[]> {
+  const ms: number[] = [];
+  for (const q of judged) {
+    const started = performance.now();
+    await post(bench.app, '/api/v1/documents/search/pages', { query: q.text, alpha, top_k: k });
+    ms.push(performance.now() - started);
+  }
+  return ms;
+}
+
+function latencyRow(label: string, ms: number[]): string {
+  const sorted = [...ms].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+  return `${label.padEnd(28)} ${at(0.5).toFixed(1).padStart(6)} / ${at(0.95).toFixed(1).padStart(6)}`;
+}
+
 /** A row of figures: nDCG@10 (exponential gain) on all queries, the tuning half and the test half; linear gain; recall@100. */
 function qualityRow(label: string, rankings: Map<string, string[]>): string {
   const exp = perQuery(rankings, EXPONENTIAL);
@@ -570,9 +587,11 @@ try {
     console.log(qualityRow(`Folio alpha ${alpha.toFixed(1)}`, rankings));
   }
   console.log(qualityRow('BM25 reference (k1 0.9, b 0.4)', await bm25Rankings(bench, ingested)));
-  const sorted = [...keywordMs].sort((a, b) => a - b);
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-  console.log(`\nkeyword search (alpha 0, top_k ${TOP_K}, in process): p50 ${at(0.5).toFixed(1)} ms, p95 ${at(0.95).toFixed(1)} ms over ${sorted.length} queries`);
+  console.log(`\nsearch latency over the ${judged.length} queries, in process (p50 / p95 ms):`);
+  console.log(`  ${latencyRow('alpha 0, top_k 100 (above)', keywordMs)}`);
+  for (const [alpha, k] of [[0, 10], [1, 10], [1, 100]] as const) {
+    console.log(`  ${latencyRow(`alpha ${alpha}, top_k ${k}`, await timeSearches(bench, alpha, k))}`);
+  }
   if (args.variants) await variantStudy(bench, ingested);
 } finally {
   await bench.close();
