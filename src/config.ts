@@ -136,7 +136,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxFileBytes: parseInteger(env, 'FOLIO_MAX_FILE_MB', 100, 1) * 1024 * 1024,
     workerConcurrency: parseInteger(env, 'FOLIO_WORKER_CONCURRENCY', 2, 1),
     parserThreads: parseInteger(env, 'FOLIO_PARSER_THREADS', 1, 1),
-    parserMemoryMb: parseInteger(env, 'FOLIO_PARSER_MEMORY_MB', 1024, 64),
+    // With the embedded engine (up to ~900 MB resident) and one parser thread, the process
+    // stays under 2 GB whatever is uploaded.
+    parserMemoryMb: parseInteger(env, 'FOLIO_PARSER_MEMORY_MB', 768, 64),
     ocr: parseSwitch(env, 'FOLIO_OCR', true),
     ocrLangs: parseOcrLangs(env.FOLIO_OCR_LANGS),
     ocrThreads: parseInteger(env, 'FOLIO_OCR_THREADS', 1, 1),
