@@ -1,15 +1,18 @@
-// Ingestion and the event loop: a `folio serve` process on each engine ingests a generated
-// PDF of many pages while /health is probed every 20 ms, then a DOCX bomb; prints /health
-// latency beside the same figures at rest, the ingest time and the server's peak memory.
+// Ingestion, the event loop and memory: a `folio serve` process on each engine ingests a
+// generated PDF of many pages, a DOCX bomb and a DOCX heavy enough to exhaust the parser
+// thread's heap, one after the other, while /health is probed every 20 ms; prints /health
+// latency beside the same figures at rest, each outcome and ingest time, and the server's
+// peak resident memory.
 // `npx tsx bench/ingest-health/run.ts [--engine pglite|postgres|both] [--pages N]`.
 import { parseArgs } from 'node:util';
 import { KEYS } from '../../test/helpers/app.js';
-import { W, docx, pagesPdf } from '../../test/helpers/documents.js';
+import { W, docx, pagesPdf, para } from '../../test/helpers/documents.js';
 import { multipartBody } from '../../test/helpers/multipart.js';
-import { closeConnections, percentile, probeHealth, residentMb, send, startServer, type Served } from '../lib/serve.js';
+import { closeConnections, percentile, probeHealth, residentMb, send, startServer } from '../lib/serve.js';
 
 const AIM_HEALTH_P99_MS = 100;
-const AIM_BOMB_RSS_MB = 2048;
+const AIM_RSS_MB = 2048;
+const MIB = 1024 * 1024;
 
 const { values: args } = parseArgs({
   options: {
@@ -35,17 +38,33 @@ function pageText(n: number): string {
 
 /** Three parts of 480 MiB each once inflated, about 1.5 MB as uploaded. */
 function docxBomb(): Uint8Array {
-  const part = Buffer.alloc(480 * 1024 * 1024, ' ');
+  const part = Buffer.alloc(480 * MIB, ' ');
   Buffer.from(`<?xml version="1.0"?><w:document ${W}><w:body>`).copy(part);
   return docx('', undefined, { 'word/document.xml': part, 'word/styles.xml': part, 'word/footnotes.xml': part });
 }
 
-async function upload(port: number, name: string, data: Uint8Array): Promise<string> {
+/** 60 MiB of short paragraphs: within the inflation caps, beyond what the parser's heap holds. */
+function heavyDocx(): Uint8Array {
+  const paragraph = para('Row of a very long table with some words in it.');
+  return docx(paragraph.repeat(Math.floor((60 * MIB) / paragraph.length)));
+}
+
+interface Upload {
+  payload: Uint8Array<ArrayBuffer>;
+  headers: Record<string, string>;
+}
+
+/** Built before /health is probed: copying megabytes then would delay the probe, not the server. */
+function uploadBody(name: string, data: Uint8Array): Upload {
   const body = multipartBody({}, { filename: name, data: Buffer.from(data) });
+  return { payload: new Uint8Array(body.payload), headers: body.headers };
+}
+
+async function upload(port: number, body: Upload): Promise<string> {
   const res = await fetch(`http://127.0.0.1:${port}/api/v1/documents/ingest`, {
     method: 'POST',
     headers: { ...body.headers, 'x-api-key': KEYS.write },
-    body: new Uint8Array(body.payload),
+    body: body.payload,
   });
   if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as { data: { task_identifier: string } }).data.task_identifier;
@@ -72,61 +91,52 @@ async function peakRss(pid: number, work: () => Promise<void>): Promise<number> 
   return peak;
 }
 
-function latencyRow(label: string, rest: number[], busy: number[], aim = ''): string {
-  return `  ${label.padEnd(22)}${rest.length ? percentileCells(rest) : ''}    ${percentileCells(busy)}   ${aim}`;
+function latency(values: number[]): string {
+  const max = Math.max(...values);
+  return `p50 ${percentile(values, 50).toFixed(1)}, p99 ${percentile(values, 99).toFixed(1)}, max ${max.toFixed(1)} ms`;
 }
 
-function percentileCells(values: number[]): string {
-  return [50, 99].map((p) => percentile(values, p).toFixed(1).padStart(7)).join(' ') + Math.max(...values).toFixed(1).padStart(8);
+interface Case {
+  label: string;
+  name: string;
+  data: Uint8Array;
 }
 
-async function run(engine: string, pdf: Uint8Array, bomb: Uint8Array): Promise<void> {
-  const server: Served = await startServer(engine);
-  const { port, child } = server;
-  const pid = child.pid!;
+/** Uploads one file and waits for its task while probing /health and sampling memory. */
+async function ingestWatched(port: number, pid: number, file: Case): Promise<void> {
+  const body = uploadBody(file.name, file.data);
+  let outcome = { status: '', message: '' };
+  let health: number[] = [];
+  const started = performance.now();
+  const peak = await peakRss(pid, async () => {
+    const work = async () => {
+      outcome = await finished(port, await upload(port, body));
+    };
+    health = await probeHealth(port, work, 20);
+  });
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`  ${file.label}, ${(file.data.length / 1e6).toFixed(1)} MB uploaded: ${outcome.status} in ${seconds.toFixed(1)} s: ${outcome.message}`);
+  console.log(`    /health during: ${latency(health)} (p99 aim <= ${AIM_HEALTH_P99_MS}); peak resident ${peak.toFixed(0)} MB (aim < ${AIM_RSS_MB})`);
+}
+
+async function run(engine: string, cases: Case[]): Promise<void> {
+  const server = await startServer(engine);
+  const pid = server.child.pid!;
   try {
-    const rest = await probeHealth(port, () => new Promise((r) => setTimeout(r, 3000)), 20);
-    const restRss = residentMb(pid, 'VmRSS');
-    let outcome = { status: '', message: '' };
-    let seconds = 0;
-    let during: number[] = [];
-    const pdfPeak = await peakRss(pid, async () => {
-      const started = performance.now();
-      during = await probeHealth(
-        port,
-        async () => {
-          outcome = await finished(port, await upload(port, 'ledger.pdf', pdf));
-        },
-        20,
-      );
-      seconds = (performance.now() - started) / 1000;
-    });
-    let bombOutcome = { status: '', message: '' };
-    let bombHealth: number[] = [];
-    const bombPeak = await peakRss(pid, async () => {
-      bombHealth = await probeHealth(
-        port,
-        async () => {
-          bombOutcome = await finished(port, await upload(port, 'bomb.docx', bomb));
-        },
-        20,
-      );
-    });
-    const search = await send(port, 'POST', '/api/v1/documents/search/pages', { 'x-api-key': KEYS.write, 'content-type': 'application/json' }, JSON.stringify({ query: 'harbour manifest', alpha: 0 }));
-
-    console.log(`\n${engine}: ${pageCount}-page PDF (${(pdf.length / 1e6).toFixed(1)} MB) ${outcome.status} in ${seconds.toFixed(1)} s: ${outcome.message}`);
-    console.log(`  DOCX bomb (${(bomb.length / 1e6).toFixed(1)} MB, 3 x 480 MiB inflated): ${bombOutcome.status}: ${bombOutcome.message}`);
-    console.log(`  search afterwards: ${search.status} in ${search.ms.toFixed(0)} ms`);
-    console.log('  /health (ms)             at rest p50/p99/max      during ingest p50/p99/max');
-    console.log(latencyRow('PDF', rest, during, `p99 aim <= ${AIM_HEALTH_P99_MS}`));
-    console.log(latencyRow('DOCX bomb', [], bombHealth).replace(/^(.{24})/, '$1' + ' '.repeat(27)));
-    console.log(`  resident memory (MB)     at rest ${restRss.toFixed(0)}, PDF peak ${pdfPeak.toFixed(0)}, bomb peak ${bombPeak.toFixed(0)} (aim <= ${AIM_BOMB_RSS_MB}), high-water ${residentMb(pid, 'VmHWM').toFixed(0)}`);
+    const rest = await probeHealth(server.port, () => new Promise((r) => setTimeout(r, 3000)), 20);
+    console.log(`\n${engine}: /health at rest: ${latency(rest)}; resident ${residentMb(pid, 'VmRSS').toFixed(0)} MB`);
+    for (const file of cases) await ingestWatched(server.port, pid, file);
+    const search = await send(server.port, 'POST', '/api/v1/documents/search/pages', { 'x-api-key': KEYS.write, 'content-type': 'application/json' }, JSON.stringify({ query: 'harbour manifest', alpha: 0 }));
+    console.log(`  search afterwards: ${search.status} in ${search.ms.toFixed(0)} ms; resident high-water ${residentMb(pid, 'VmHWM').toFixed(0)} MB`);
   } finally {
     await server.cleanup();
   }
 }
 
-const pdf = pagesPdf(Array.from({ length: pageCount }, (_, i) => pageText(i + 1)));
-const bomb = docxBomb();
-for (const engine of engines) await run(engine, pdf, bomb);
+const cases: Case[] = [
+  { label: `${pageCount}-page PDF`, name: 'ledger.pdf', data: pagesPdf(Array.from({ length: pageCount }, (_, i) => pageText(i + 1))) },
+  { label: 'DOCX bomb (3 parts of 480 MiB inflated)', name: 'bomb.docx', data: docxBomb() },
+  { label: 'heavy DOCX (60 MiB of paragraphs)', name: 'heavy.docx', data: heavyDocx() },
+];
+for (const engine of engines) await run(engine, cases);
 closeConnections();

@@ -88,6 +88,9 @@ async function embedPages(deps: IngestDeps, ctx: TaskContext, pages: string[], r
     for (const v of embedded) vectors.push(v.some((x) => x !== 0) ? v : null);
     const done = Math.min(i + EMBED_BATCH, pages.length);
     await report(45 + (45 * done) / pages.length, `Embedding page ${done} of ${pages.length}`, done === pages.length);
+    // The offline embedder computes on this thread and resolves at once: without a turn
+    // here, thousands of pages would embed in one stretch and hold every request.
+    await nextTurn();
   }
   return vectors;
 }
