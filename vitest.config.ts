@@ -10,15 +10,16 @@ import { defineConfig } from 'vitest/config';
 const LONGEST = [
   'test/api/ingest-corpus.test.ts',
   'test/api/process.test.ts',
+  'test/api/shutdown.test.ts',
   'test/api/workers.test.ts',
   'test/api/extractions.test.ts',
   'test/api/durability.test.ts',
   'test/unit/ocr-corpus.test.ts',
+  'test/api/search.test.ts',
   'test/api/ingest.test.ts',
   'test/api/answer.test.ts',
   'test/unit/parsers.test.ts',
   'test/unit/parsers-pool.test.ts',
-  'test/api/search.test.ts',
 ];
 
 class LongestFirst extends BaseSequencer {
