@@ -12,7 +12,7 @@ import { ingestHandlers } from './ingest/pipeline.js';
 import { createCachedEmbedder, createEmbeddingProvider, type CachedEmbedder } from './providers/embeddings/index.js';
 import { createLlmProvider, type LlmProvider } from './providers/llm/index.js';
 import { ScanPool } from './search/kernel/index.js';
-import { VectorIndex } from './search/vector-index.js';
+import { PageIndex } from './search/page-index.js';
 import { BlobStore } from './store/blobs.js';
 import type { Store } from './store/engine.js';
 import { TaskWorker, type WorkerOptions } from './tasks/worker.js';
@@ -33,7 +33,7 @@ export interface RuntimeOptions {
 export interface Runtime {
   app: App | null;
   worker: TaskWorker | null;
-  index: VectorIndex | null;
+  index: PageIndex | null;
   embedder: CachedEmbedder;
   /** The language model when configured (OPENAI_API_KEY or OPENAI_BASE_URL, and FOLIO_LLM_MODEL), else null. */
   llm: LlmProvider | null;
@@ -94,7 +94,7 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
   }
 
   let app: App | null = null;
-  let index: VectorIndex | null = null;
+  let index: PageIndex | null = null;
   if (options.role !== 'worker') {
     const keys = new KeyResolver(store.db);
     await keys.loadBootstrapKeys(config.apiKeys);
@@ -103,15 +103,15 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
         ? options.rateLimiter
         : rateLimiterFor(config, (err) => log.warn({ err }, 'rate limit store unavailable; request allowed'));
     const pool = new ScanPool({ threads: options.scanThreads });
-    const vectorIndex = new VectorIndex(store.db, pool);
-    index = vectorIndex;
+    const pageIndex = new PageIndex(store.db, pool, store.localWrites);
+    index = pageIndex;
     const inProcessWorker = worker;
     app = await buildApp({
       config,
       store,
       keys,
       rateLimiter,
-      index: vectorIndex,
+      index: pageIndex,
       embedder,
       llm,
       blobs,
@@ -121,7 +121,7 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
     const started = app;
     closers.unshift(async () => {
       await started.close();
-      await vectorIndex.close();
+      await pageIndex.close();
       await pool.close();
       await rateLimiter?.close();
     });

@@ -14,7 +14,7 @@ import type { App } from '../../src/http/app.js';
 import { hashEmbed } from '../../src/providers/embeddings/index.js';
 import { startRuntime } from '../../src/runtime.js';
 import { topK } from '../../src/search/kernel/index.js';
-import { keywordScore, semanticScore } from '../../src/search/search.js';
+import { keywordScore, semanticScore } from '../../src/search/scores.js';
 import { migrateToLatest, openStore, type Engine, type Store } from '../../src/store/engine.js';
 import { TEXT_SEARCH_CONFIG } from '../../src/store/pages.js';
 import type { Database } from '../../src/store/schema.js';

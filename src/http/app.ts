@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import { parseRequestJson } from '../documents/json-text.js';
 import type { CachedEmbedder } from '../providers/embeddings/index.js';
 import type { LlmProvider } from '../providers/llm/types.js';
-import type { VectorIndex } from '../search/vector-index.js';
+import type { PageIndex } from '../search/page-index.js';
 import { errors } from '../errors.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { Store } from '../store/engine.js';
@@ -32,7 +32,7 @@ export interface AppDeps {
   store: Store;
   keys: KeyResolver;
   rateLimiter: RateLimiter | null;
-  index: VectorIndex;
+  index: PageIndex;
   embedder: CachedEmbedder;
   /** The language model when one is configured; null runs every feature offline. */
   llm: LlmProvider | null;

@@ -1,18 +1,17 @@
-// Hybrid page search: exact semantic scores from the vector index and keyword scores from
-// full-text ranking, mixed by alpha over every eligible page, under metadata and date filters.
+// Hybrid page search: exact semantic scores and keyword ranks from the in-process page
+// index, mixed by alpha over every eligible page, under metadata and date filters.
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import type { CachedEmbedder } from '../providers/embeddings/index.js';
 import type { Database } from '../store/schema.js';
-import { eligibleDocumentIds, keywordRanks, pageContents } from '../store/pages.js';
+import { eligibleDocumentIds, pageContents } from '../store/pages.js';
 import { compileDateFilter, compileMetadataFilter } from './filter.js';
-import { topK } from './kernel/index.js';
-import type { VectorIndex } from './vector-index.js';
+import type { PageIndex } from './page-index.js';
 import { normalizeVector } from './vectors.js';
 
 export interface SearchDeps {
   db: Kysely<Database>;
-  index: VectorIndex;
+  index: PageIndex;
   embedder: CachedEmbedder;
   /** Serves optimize_query / optimize_metadata; without one the flags change nothing. */
   optimizer?: QueryOptimizer | null;
@@ -70,16 +69,6 @@ export interface SearchResponse {
   optimized_metadata: Record<string, unknown>;
 }
 
-/** keyword_score from a full-text rank: absolute, in [0, 1), 0 when nothing matched. */
-export function keywordScore(rank: number): number {
-  return rank > 0 ? rank / (rank + 1) : 0;
-}
-
-/** semantic_score from a cosine: negative similarity counts as none. */
-export function semanticScore(cosine: number): number {
-  return Math.min(1, Math.max(0, cosine));
-}
-
 function checkCombination(req: SearchRequest, alpha: number): void {
   const issues: ValidationIssue[] = [];
   const hasQuery = typeof req.query === 'string';
@@ -124,78 +113,6 @@ async function queryVector(deps: SearchDeps, req: SearchRequest): Promise<Float3
   return vector.some((v) => v !== 0) ? vector : null;
 }
 
-interface Scored {
-  pageIds: number[];
-  semantic: Float64Array;
-  keyword: Float64Array;
-}
-
-/** Semantic and keyword scores of every candidate page, aligned by position. */
-async function scoreCandidates(
-  deps: SearchDeps,
-  workspaceId: number,
-  req: SearchRequest,
-  alpha: number,
-  condition: Expression<SqlBool> | null,
-): Promise<Scored> {
-  const semanticPart = async () => {
-    if (alpha === 0) return null;
-    const vector = await queryVector(deps, req);
-    if (!vector) return null;
-    const eligible = condition ? await eligibleDocumentIds(deps.db, workspaceId, condition) : null;
-    return deps.index.score(workspaceId, vector, eligible);
-  };
-  const keywordPart = async () => (alpha < 1 ? keywordRanks(deps.db, workspaceId, req.query!, condition) : []);
-  const [semantic, hits] = await Promise.all([semanticPart(), keywordPart()]);
-
-  // Keyword hits are few next to the scanned pages: look them up, never the other way round.
-  const pending = new Map(hits.map((hit) => [hit.pageId, keywordScore(hit.rank)]));
-  const pageIds = semantic ? semantic.pageIds : [];
-  const n = pageIds.length;
-  const sem = new Float64Array(n + pending.size);
-  const kw = new Float64Array(n + pending.size);
-  for (let i = 0; i < n; i++) {
-    sem[i] = semanticScore(semantic!.scores[i]);
-    if (pending.size > 0) {
-      const score = pending.get(pageIds[i]);
-      if (score !== undefined) {
-        kw[i] = score;
-        pending.delete(pageIds[i]);
-      }
-    }
-  }
-  // Pages that match keywords but hold no embedding.
-  for (const [pageId, score] of pending) {
-    kw[pageIds.length] = score;
-    pageIds.push(pageId);
-  }
-  return { pageIds, semantic: sem.subarray(0, pageIds.length), keyword: kw.subarray(0, pageIds.length) };
-}
-
-/** Fills in the score the ranking did not need (keyword at alpha 1, semantic at alpha 0) for the results. */
-async function completeScores(
-  deps: SearchDeps,
-  workspaceId: number,
-  req: SearchRequest,
-  alpha: number,
-  results: SearchResult[],
-): Promise<void> {
-  if (results.length === 0) return;
-  const ids = results.map((r) => r.id);
-  const byId = new Map(results.map((r) => [r.id, r]));
-  if (alpha === 1 && typeof req.query === 'string') {
-    for (const hit of await keywordRanks(deps.db, workspaceId, req.query, null, ids)) {
-      byId.get(hit.pageId)!.keyword_score = keywordScore(hit.rank);
-    }
-  }
-  if (alpha === 0) {
-    const vector = await queryVector(deps, req);
-    if (!vector) return;
-    const semantic = await deps.index.scorePages(workspaceId, vector, ids);
-    semantic.pageIds.forEach((id, i) => (byId.get(id)!.semantic_score = semanticScore(semantic.scores[i])));
-  }
-}
-
 export async function searchPages(deps: SearchDeps, workspaceId: number, req: SearchRequest): Promise<SearchResponse> {
   const alpha = req.alpha ?? 1;
   const k = req.top_k ?? 10;
@@ -215,16 +132,17 @@ export async function searchPages(deps: SearchDeps, workspaceId: number, req: Se
     condition = documentCondition(req);
   }
 
-  const scored = await scoreCandidates(deps, workspaceId, req, alpha, condition);
-  const n = scored.pageIds.length;
-  const relevance = new Float64Array(n);
-  for (let i = 0; i < n; i++) relevance[i] = alpha * scored.semantic[i] + (1 - alpha) * scored.keyword[i];
-
-  const best = Array.from(topK(relevance, k, scored.pageIds)).filter((i) => relevance[i] > minRelevance);
-  const contents = new Map((await pageContents(deps.db, best.map((i) => scored.pageIds[i]))).map((p) => [p.id, p]));
+  // At alpha 0 the query vector still gives the results their semantic_score.
+  const [vector, terms, documents] = await Promise.all([
+    queryVector(deps, req),
+    typeof req.query === 'string' ? deps.index.queryTerms(req.query) : [],
+    condition ? eligibleDocumentIds(deps.db, workspaceId, condition) : null,
+  ]);
+  const ranked = await deps.index.search(workspaceId, { vector, terms, alpha, documents, k, minRelevance });
+  const contents = new Map((await pageContents(deps.db, ranked.map((r) => r.pageId))).map((p) => [p.id, p]));
   const results: SearchResult[] = [];
-  for (const i of best) {
-    const page = contents.get(scored.pageIds[i]);
+  for (const r of ranked) {
+    const page = contents.get(r.pageId);
     // A page deleted since it was scored is no longer a result.
     if (!page) continue;
     results.push({
@@ -232,12 +150,11 @@ export async function searchPages(deps: SearchDeps, workspaceId: number, req: Se
       document_id: page.document_id,
       id: page.id,
       page_number: page.page_number,
-      relevance: relevance[i],
-      semantic_score: scored.semantic[i],
-      keyword_score: scored.keyword[i],
+      relevance: r.relevance,
+      semantic_score: r.semantic,
+      keyword_score: r.keyword,
     });
   }
-  await completeScores(deps, workspaceId, req, alpha, results);
   return {
     results,
     optimized_query: req.query ?? '',

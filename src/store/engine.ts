@@ -16,9 +16,20 @@ pg.types.setTypeParser(pg.types.builtins.TIMESTAMP, (v) => v);
 
 export type Engine = 'pglite' | 'postgres';
 
+/**
+ * Counts the statements that may have written (all but plain SELECTs) on a store that only
+ * this process opens, so a reader can tell that nothing changed since it last looked
+ * without asking the database.
+ */
+export interface LocalWrites {
+  readonly count: number;
+}
+
 export interface Store {
   db: Kysely<Database>;
   engine: Engine;
+  /** Set on the embedded engine, whose data directory one process holds; null on the server engine. */
+  localWrites: LocalWrites | null;
   close(): Promise<void>;
 }
 
@@ -50,19 +61,23 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
     // Idle clients that lose their connection are discarded by the pool; nothing to do.
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, engine: 'postgres', close: () => db.destroy() };
+  return { db, engine: 'postgres', localWrites: null, close: () => db.destroy() };
 }
 
 // PGlite runs each statement synchronously on this thread and advances its queue in
 // microtasks, so statements queued by concurrent requests would run back to back and keep
 // every other callback (a /health request, a socket read) waiting; one turn of the event
 // loop before each statement lets them in between.
-function yieldingPool(pool: pg.Pool): PostgresPool {
+const PLAIN_SELECT = /^\s*select\b/i;
+
+function yieldingPool(pool: pg.Pool, writes: { count: number }): PostgresPool {
   return {
     connect: async () => {
       const client = await pool.connect();
       const query = async (text: string, parameters: readonly unknown[]) => {
         await nextTurn();
+        // Counted before it runs: whoever reads the count afterwards queues behind it on the one connection.
+        if (!PLAIN_SELECT.test(text)) writes.count++;
         return client.query(text, [...parameters]);
       };
       // Kysely calls only the (sql, parameters) form here: nothing streams through a cursor.
@@ -83,10 +98,12 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
     const pglite = await PGlite.create(dataDir, options.snapshot ? { loadDataDir: options.snapshot } : {});
     // PGlite is one session: a second pooled connection would wait forever.
     const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: yieldingPool(pool) }) });
+    const localWrites = { count: 0 };
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: yieldingPool(pool, localWrites) }) });
     return {
       db,
       engine: 'pglite',
+      localWrites,
       close: async () => {
         try {
           await db.destroy();

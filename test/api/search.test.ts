@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
-import { RANK } from '../../src/store/pages.js';
+import { RANK } from '../../src/search/keyword-index.js';
 import { ENGINES } from '../helpers/stores.js';
 import { KEYS, call, startTestApp, vector, type TestApp } from '../helpers/app.js';
 

@@ -2,11 +2,12 @@ type Id = number | bigint | string;
 
 /**
  * Positions of the `k` highest scores, best first. Equal scores are ordered by
- * `ids` ascending (by position without ids), so results are deterministic.
+ * `ids` ascending (an array, or the id of a position), by position without ids, so results
+ * are deterministic.
  * Keeps a heap of the k best seen: O(n log k), no sort of all n.
  */
-export function topK(scores: ArrayLike<number>, k: number, ids?: ArrayLike<Id>): Int32Array {
-  const idOf = (i: number): Id => (ids ? ids[i] : i);
+export function topK(scores: ArrayLike<number>, k: number, ids?: ArrayLike<Id> | ((i: number) => Id)): Int32Array {
+  const idOf = typeof ids === 'function' ? ids : (i: number): Id => (ids ? ids[i] : i);
   // True when position a ranks below position b.
   const worse = (a: number, b: number): boolean =>
     scores[a] < scores[b] || (scores[a] === scores[b] && idOf(a) > idOf(b));

@@ -58,7 +58,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
     -- Every page change carries its transaction id (txid) and a sequence number: a vector
     -- index catches up by reading the changes of transactions not yet known complete at its
-    -- last read (see search/vector-index.ts). Deleted pages leave a tombstone.
+    -- last read (see search/page-index.ts). Deleted pages leave a tombstone.
     CREATE TABLE page_tombstones (
       page_id bigint NOT NULL,
       workspace_id integer NOT NULL,

@@ -1,0 +1,198 @@
+// The in-memory inverted index that ranks keyword matches: per lexeme, the pages (as slots)
+// holding it with their term frequency; per slot, its length normaliser. The rank r is
+// BM25-shaped with fixed statistics (README, Search), so nothing here depends on the rest of
+// the corpus and a page's rank never changes when others are added or removed.
+import type { TermCount } from './tsvector.js';
+
+/**
+ * The constants of the keyword rank r: BM25's term saturation K1 and length normalisation B
+ * against a fixed reference of L distinct lexemes, inverse document frequencies
+ * ln(1 + PRIOR_MASS / frequency) from the fixed word-frequency prior (migration 0005),
+ * MISSING_IDF for a lexeme the prior lacks (about a word seen once), and SCALE, which sets
+ * r/(r+1) on the scale of the offline embedder's cosines. Tuned on half of Cranfield's
+ * queries and checked on the other half (bench/ir-eval).
+ */
+export const RANK = { K1: 1.2, B: 0.75, L: 40, PRIOR_MASS: 2_000_000, MISSING_IDF: 14, SCALE: 0.02 } as const;
+
+/** A lexeme of the query with its weight qtf x idf. */
+export interface QueryTerm {
+  lexeme: string;
+  weight: number;
+}
+
+/** The inverse document frequency of a lexeme from its count in the prior (null: not in it). */
+export function priorIdf(frequency: number | null): number {
+  return frequency === null ? RANK.MISSING_IDF : Math.log(1 + RANK.PRIOR_MASS / frequency);
+}
+
+/** A page's length normaliser K1 (1 - B + B len / L), len its number of distinct lexemes. */
+function lengthNorm(distinctLexemes: number): number {
+  const { K1, B, L } = RANK;
+  return K1 * (1 - B + (B * distinctLexemes) / L);
+}
+
+// A posting packs slot and term frequency in 32 bits: slot << 8 | (tf - 1). PostgreSQL keeps
+// at most 256 positions per lexeme, so tf fits in 8 bits, and slots stay below 2^24.
+const TF_BITS = 8;
+const TF_MASK = (1 << TF_BITS) - 1;
+export const MAX_SLOTS = 2 ** (32 - TF_BITS);
+
+interface PostingList {
+  /** Postings in increasing slot order. */
+  data: Uint32Array;
+  length: number;
+}
+
+export interface KeywordHits {
+  slots: number[];
+  ranks: number[];
+}
+
+export class KeywordIndex {
+  private readonly lists = new Map<string, PostingList>();
+  private norms = new Float64Array(1024);
+  private live = new Uint8Array(1024);
+  /** Scratch accumulator of rank(), all zeros between calls. */
+  private scratch = new Float64Array(1024);
+  private nextSlot = 0;
+  postings = 0;
+
+  /** Indexes the page in `slot`; slots must be added in increasing order. */
+  add(slot: number, terms: TermCount[]): void {
+    if (slot < this.nextSlot || slot >= MAX_SLOTS) throw new Error(`keyword index slot ${slot} out of order`);
+    this.ensure(slot + 1);
+    this.nextSlot = slot + 1;
+    this.norms[slot] = lengthNorm(terms.length);
+    this.live[slot] = 1;
+    for (const { lexeme, tf } of terms) {
+      let list = this.lists.get(lexeme);
+      if (!list) {
+        list = { data: new Uint32Array(2), length: 0 };
+        this.lists.set(lexeme, list);
+      }
+      if (list.length === list.data.length) {
+        const grown = new Uint32Array(list.length * 2);
+        grown.set(list.data);
+        list.data = grown;
+      }
+      list.data[list.length++] = ((slot << TF_BITS) | (Math.min(tf, TF_MASK + 1) - 1)) >>> 0;
+    }
+    this.postings += terms.length;
+  }
+
+  /** Forgets the page in `slot`: its postings stay until compact() and are skipped. */
+  remove(slot: number): void {
+    this.live[slot] = 0;
+  }
+
+  /**
+   * The rank r of every live page holding a query lexeme that `accepts` lets through, by
+   * term-at-a-time accumulation: each matched lexeme adds
+   * SCALE x weight x tf x (K1 + 1) / (tf + K1 (1 - B + B len / L)).
+   */
+  rank(query: readonly QueryTerm[], accepts: ((slot: number) => boolean) | null): KeywordHits {
+    const { SCALE, K1 } = RANK;
+    const acc = this.scratch;
+    const touched: number[] = [];
+    for (const term of query) {
+      const list = this.lists.get(term.lexeme);
+      if (!list) continue;
+      const a = SCALE * term.weight;
+      const { data, length } = list;
+      for (let j = 0; j < length; j++) {
+        const slot = data[j] >>> TF_BITS;
+        if (this.live[slot] === 0) continue;
+        const tf = (data[j] & TF_MASK) + 1;
+        if (acc[slot] === 0) touched.push(slot);
+        acc[slot] += (a * tf * (K1 + 1)) / (tf + this.norms[slot]);
+      }
+    }
+    const hits: KeywordHits = { slots: [], ranks: [] };
+    for (const slot of touched) {
+      if (accepts === null || accepts(slot)) {
+        hits.slots.push(slot);
+        hits.ranks.push(acc[slot]);
+      }
+      acc[slot] = 0;
+    }
+    return hits;
+  }
+
+  /** The rank r of one page: a binary search per query lexeme, for filling in a few results. */
+  rankOf(query: readonly QueryTerm[], slot: number): number {
+    const { SCALE, K1 } = RANK;
+    if (this.live[slot] === 0) return 0;
+    let r = 0;
+    for (const term of query) {
+      const list = this.lists.get(term.lexeme);
+      if (!list) continue;
+      let lo = 0;
+      let hi = list.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >>> 1;
+        const at = list.data[mid] >>> TF_BITS;
+        if (at < slot) lo = mid + 1;
+        else if (at > slot) hi = mid - 1;
+        else {
+          const tf = (list.data[mid] & TF_MASK) + 1;
+          r += (SCALE * term.weight * tf * (K1 + 1)) / (tf + this.norms[slot]);
+          break;
+        }
+      }
+    }
+    return r;
+  }
+
+  /**
+   * Renumbers slots after pages were removed: `remap[old]` is the new slot (increasing with
+   * the old one) or -1 for a removed page, whose postings go.
+   */
+  compact(remap: Int32Array, slots: number): void {
+    this.postings = 0;
+    for (const [lexeme, list] of this.lists) {
+      let kept = 0;
+      for (let j = 0; j < list.length; j++) {
+        const to = remap[list.data[j] >>> TF_BITS];
+        if (to >= 0) list.data[kept++] = ((to << TF_BITS) | (list.data[j] & TF_MASK)) >>> 0;
+      }
+      if (kept === 0) this.lists.delete(lexeme);
+      else {
+        list.length = kept;
+        if (kept < list.data.length / 4) list.data = list.data.slice(0, kept * 2);
+        this.postings += kept;
+      }
+    }
+    const norms = new Float64Array(Math.max(1024, slots));
+    const live = new Uint8Array(norms.length);
+    for (let old = 0; old < remap.length; old++) {
+      const to = remap[old];
+      if (to >= 0) {
+        norms[to] = this.norms[old];
+        live[to] = 1;
+      }
+    }
+    this.norms = norms;
+    this.live = live;
+    this.scratch = new Float64Array(norms.length);
+    this.nextSlot = slots;
+  }
+
+  /** Bytes held by postings and per-slot arrays (not counting the lexeme strings). */
+  byteLength(): number {
+    let bytes = this.norms.byteLength + this.live.byteLength + this.scratch.byteLength;
+    for (const list of this.lists.values()) bytes += list.data.byteLength;
+    return bytes;
+  }
+
+  private ensure(slots: number): void {
+    if (slots <= this.norms.length) return;
+    const size = Math.max(slots, this.norms.length * 2);
+    const norms = new Float64Array(size);
+    norms.set(this.norms);
+    const live = new Uint8Array(size);
+    live.set(this.live);
+    this.norms = norms;
+    this.live = live;
+    this.scratch = new Float64Array(size);
+  }
+}

@@ -1,0 +1,355 @@
+// The in-process page index: per workspace, one contiguous float32 matrix of unit page
+// embeddings and an inverted index of the pages' lexemes, loaded from the store on first use
+// and brought up to date with the store's page changes before every search, so a search on
+// any process sees every write acknowledged before it. Searches score their candidates here,
+// from memory: the store serves only the change feed.
+import type { Kysely } from 'kysely';
+import type { LocalWrites } from '../store/engine.js';
+import type { Database } from '../store/schema.js';
+import { indexedPages, loadIndexedPages, pageChangesSince, queryLexemes, type IndexedPage } from '../store/pages.js';
+import { ScanPool, topK, VectorMatrix } from './kernel/index.js';
+import { KeywordIndex, MAX_SLOTS, priorIdf, type QueryTerm } from './keyword-index.js';
+import { ReadWriteGate } from './read-write-gate.js';
+import { keywordScore, semanticScore } from './scores.js';
+import { parseTsvector } from './tsvector.js';
+import { EMBEDDING_DIMENSIONS } from './vectors.js';
+
+export interface PageQuery {
+  /** The query's unit vector, or null when it has none (every semantic score is then 0). */
+  vector: Float32Array | null;
+  /** The query's lexemes with their weights (empty without query text). */
+  terms: readonly QueryTerm[];
+  alpha: number;
+  /** The eligible documents, or null when nothing is filtered. */
+  documents: ReadonlySet<number> | null;
+  k: number;
+  minRelevance: number;
+}
+
+export interface RankedPage {
+  pageId: number;
+  relevance: number;
+  semantic: number;
+  keyword: number;
+}
+
+export interface IndexMemory {
+  workspaces: number;
+  pages: number;
+  /** Bytes holding page vectors. */
+  vectorBytes: number;
+  /** Bytes of address space the matrices have grown to (untouched pages take no RAM). */
+  reservedBytes: number;
+  /** Postings (page, lexeme) of the keyword index. */
+  postings: number;
+  /** Bytes of the keyword index's postings and per-page arrays. */
+  keywordBytes: number;
+}
+
+/**
+ * One workspace's pages. A page has a slot, fixed until compaction, that the keyword index
+ * knows it by; a page with an embedding also has a matrix row, which moves when another row
+ * is removed (the matrix stays contiguous).
+ */
+class WorkspacePages {
+  readonly matrix = new VectorMatrix(EMBEDDING_DIMENSIONS);
+  readonly keyword = new KeywordIndex();
+  readonly gate = new ReadWriteGate();
+  /** Row -> slot. */
+  rowSlot: number[] = [];
+  /** Slot -> page id (-1 once removed), document id and row (-1 without an embedding). */
+  slotPage: number[] = [];
+  slotDocument: number[] = [];
+  slotRow: number[] = [];
+  readonly slotOf = new Map<number, number>();
+  /** Document id -> slots of its pages (removed ones too, until compaction), for filters that select documents. */
+  readonly documentSlots = new Map<number, number[]>();
+  removed = 0;
+  xmin = '0';
+  /** The store's local write count when the last catch-up began reading. */
+  seenWrites = -1;
+  catchingUp = false;
+  /** The catch-up that has not started reading yet: later arrivals can share it. */
+  nextCatchUp: Promise<void> | null = null;
+  lastCatchUp: Promise<unknown> = Promise.resolve();
+
+  add(page: IndexedPage): void {
+    if (this.slotOf.has(page.id)) return;
+    if (this.slotPage.length >= MAX_SLOTS) this.compact();
+    const slot = this.slotPage.length;
+    this.slotPage.push(page.id);
+    this.slotDocument.push(page.documentId);
+    this.slotOf.set(page.id, slot);
+    let slots = this.documentSlots.get(page.documentId);
+    if (!slots) this.documentSlots.set(page.documentId, (slots = []));
+    slots.push(slot);
+    if (page.embedding) {
+      const row = this.matrix.append(page.embedding);
+      this.rowSlot[row] = slot;
+      this.slotRow.push(row);
+    } else {
+      this.slotRow.push(-1);
+    }
+    this.keyword.add(slot, parseTsvector(page.tsv));
+  }
+
+  remove(pageId: number): void {
+    const slot = this.slotOf.get(pageId);
+    if (slot === undefined) return;
+    this.slotOf.delete(pageId);
+    // documentSlots keeps the slot (a removed slot has no row) until compaction.
+    this.keyword.remove(slot);
+    this.slotPage[slot] = -1;
+    this.removed++;
+    const row = this.slotRow[slot];
+    if (row >= 0) {
+      // Swap-remove: the last row moves into the hole.
+      const last = this.matrix.rows - 1;
+      if (row !== last) {
+        this.matrix.copyRow(last, row);
+        const moved = this.rowSlot[last];
+        this.rowSlot[row] = moved;
+        this.slotRow[moved] = row;
+      }
+      this.rowSlot.pop();
+      this.matrix.truncate(last);
+      this.slotRow[slot] = -1;
+    }
+    if (this.removed > 1024 && this.removed * 2 > this.slotPage.length) this.compact();
+  }
+
+  /** Renumbers the slots of live pages from 0, dropping removed ones. */
+  private compact(): void {
+    const remap = new Int32Array(this.slotPage.length).fill(-1);
+    const slotPage: number[] = [];
+    const slotDocument: number[] = [];
+    const slotRow: number[] = [];
+    for (let slot = 0; slot < this.slotPage.length; slot++) {
+      if (this.slotPage[slot] < 0) continue;
+      remap[slot] = slotPage.length;
+      slotPage.push(this.slotPage[slot]);
+      slotDocument.push(this.slotDocument[slot]);
+      slotRow.push(this.slotRow[slot]);
+    }
+    this.keyword.compact(remap, slotPage.length);
+    this.slotPage = slotPage;
+    this.slotDocument = slotDocument;
+    this.slotRow = slotRow;
+    this.rowSlot = this.rowSlot.map((slot) => remap[slot]);
+    for (const [pageId, slot] of this.slotOf) this.slotOf.set(pageId, remap[slot]);
+    for (const [documentId, slots] of this.documentSlots) {
+      const live = slots.map((s) => remap[s]).filter((s) => s >= 0);
+      if (live.length > 0) this.documentSlots.set(documentId, live);
+      else this.documentSlots.delete(documentId);
+    }
+    this.removed = 0;
+  }
+
+  /** Rows of the eligible documents' embedded pages, in increasing order. */
+  rowsOf(documents: ReadonlySet<number>): Int32Array {
+    const rows: number[] = [];
+    for (const documentId of documents) {
+      for (const slot of this.documentSlots.get(documentId) ?? []) {
+        if (this.slotRow[slot] >= 0) rows.push(this.slotRow[slot]);
+      }
+    }
+    // Sorted rows read the matrix in order, and let keyword hits find their position by bisection.
+    return Int32Array.from(rows).sort();
+  }
+}
+
+/**
+ * Candidates of one search by position: first the scanned rows (every row, or `rows`), then
+ * keyword hits outside them (`extra` slots); relevance of each, the cosines of the scanned
+ * ones, and the keyword scores of those with a hit.
+ */
+interface Candidates {
+  rows: Int32Array | null;
+  scanned: number;
+  extra: number[];
+  relevance: Float64Array;
+  cosines: Float32Array | null;
+  keyword: Map<number, number>;
+}
+
+/** The position of `row` in the sorted `rows`, or undefined. */
+function positionIn(rows: Int32Array, row: number): number | undefined {
+  let lo = 0;
+  let hi = rows.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (rows[mid] < row) lo = mid + 1;
+    else if (rows[mid] > row) hi = mid - 1;
+    else return mid;
+  }
+  return undefined;
+}
+
+/** Query texts whose lexemes are kept: the prior and the text configuration never change. */
+const QUERY_TERMS_CACHED = 1000;
+
+export class PageIndex {
+  private readonly workspaces = new Map<number, Promise<WorkspacePages>>();
+  private readonly loaded = new Set<WorkspacePages>();
+  private readonly termsOf = new Map<string, QueryTerm[]>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly pool: ScanPool,
+    /** The embedded engine's write count: when it has not moved, no page changed and a catch-up is skipped. */
+    private readonly localWrites: LocalWrites | null = null,
+  ) {}
+
+  /** The lexemes of a query text as the pages' configuration makes them, weighted qtf x idf. */
+  async queryTerms(text: string): Promise<QueryTerm[]> {
+    let terms = this.termsOf.get(text);
+    if (terms) {
+      // Least recently used first: a hit moves to the back.
+      this.termsOf.delete(text);
+    } else {
+      terms = (await queryLexemes(this.db, text)).map((l) => ({ lexeme: l.lexeme, weight: l.count * priorIdf(l.priorFrequency) }));
+      if (this.termsOf.size >= QUERY_TERMS_CACHED) this.termsOf.delete(this.termsOf.keys().next().value!);
+    }
+    this.termsOf.set(text, terms);
+    return terms;
+  }
+
+  /**
+   * The `k` best pages by relevance = alpha x semantic + (1 - alpha) x keyword among the
+   * embedded pages and the pages matching a query lexeme (under the document filter), with
+   * relevance above `minRelevance`; ties go to the lower page id.
+   */
+  async search(workspaceId: number, q: PageQuery): Promise<RankedPage[]> {
+    const ws = await this.workspace(workspaceId);
+    await this.catchUp(workspaceId, ws);
+    return ws.gate.read(async () => {
+      const c = await this.candidates(ws, q);
+      const slotAt = (i: number) => (i < c.scanned ? ws.rowSlot[c.rows ? c.rows[i] : i] : c.extra[i - c.scanned]);
+      const best = Array.from(topK(c.relevance, q.k, (i) => ws.slotPage[slotAt(i)])).filter((i) => c.relevance[i] > q.minRelevance);
+      const results = best.map((i) => ({
+        pageId: ws.slotPage[slotAt(i)],
+        relevance: c.relevance[i],
+        semantic: c.cosines && i < c.scanned ? semanticScore(c.cosines[i]) : 0,
+        keyword: c.keyword.get(i) ?? 0,
+      }));
+      await this.completeScores(ws, q, results, best.map(slotAt));
+      return results;
+    });
+  }
+
+  private async candidates(ws: WorkspacePages, q: PageQuery): Promise<Candidates> {
+    const { documents, alpha } = q;
+    const accepts = documents ? (slot: number) => documents.has(ws.slotDocument[slot]) : null;
+    const hits = alpha < 1 && q.terms.length > 0 ? ws.keyword.rank(q.terms, accepts) : { slots: [], ranks: [] };
+    const rows = q.vector && alpha > 0 && documents ? ws.rowsOf(documents) : null;
+    const cosines = q.vector && alpha > 0 ? await this.pool.score(ws.matrix, q.vector, rows ?? undefined) : null;
+    const scanned = cosines ? cosines.length : 0;
+
+    const keyword = new Map<number, number>();
+    const extra: number[] = [];
+    const at = (slot: number): number | undefined => {
+      const row = ws.slotRow[slot];
+      if (!cosines || row < 0) return undefined;
+      return rows ? positionIn(rows, row) : row;
+    };
+    const positions = hits.slots.map((slot) => at(slot) ?? scanned + extra.push(slot) - 1);
+    const relevance = new Float64Array(scanned + extra.length);
+    for (let i = 0; i < scanned; i++) relevance[i] = alpha * semanticScore(cosines![i]);
+    positions.forEach((p, h) => {
+      const score = keywordScore(hits.ranks[h]);
+      keyword.set(p, score);
+      relevance[p] = alpha * (p < scanned ? semanticScore(cosines![p]) : 0) + (1 - alpha) * score;
+    });
+    return { rows, scanned, extra, relevance, cosines, keyword };
+  }
+
+  /** Fills in the score the ranking did not need: keyword at alpha 1, semantic at alpha 0. */
+  private async completeScores(ws: WorkspacePages, q: PageQuery, results: RankedPage[], slots: number[]): Promise<void> {
+    if (results.length === 0) return;
+    if (q.alpha === 1 && q.terms.length > 0) {
+      results.forEach((r, i) => (r.keyword = keywordScore(ws.keyword.rankOf(q.terms, slots[i]))));
+    }
+    if (q.alpha === 0 && q.vector !== null) {
+      const embedded = slots.map((slot, i) => ({ row: ws.slotRow[slot], i })).filter(({ row }) => row >= 0);
+      if (embedded.length === 0) return;
+      const cosines = await this.pool.score(ws.matrix, q.vector, Int32Array.from(embedded, (e) => e.row));
+      embedded.forEach(({ i }, j) => (results[i].semantic = semanticScore(cosines[j])));
+    }
+  }
+
+  memory(): IndexMemory {
+    const stats: IndexMemory = { workspaces: 0, pages: 0, vectorBytes: 0, reservedBytes: 0, postings: 0, keywordBytes: 0 };
+    for (const ws of this.loaded) {
+      stats.workspaces++;
+      stats.pages += ws.slotOf.size;
+      stats.vectorBytes += ws.matrix.rows * ws.matrix.layout.stride;
+      stats.reservedBytes += ws.matrix.byteLength;
+      stats.postings += ws.keyword.postings;
+      stats.keywordBytes += ws.keyword.byteLength();
+    }
+    return stats;
+  }
+
+  private workspace(workspaceId: number): Promise<WorkspacePages> {
+    let pending = this.workspaces.get(workspaceId);
+    if (!pending) {
+      pending = this.load(workspaceId);
+      this.workspaces.set(workspaceId, pending);
+      pending.catch(() => this.workspaces.delete(workspaceId));
+    }
+    return pending;
+  }
+
+  private async load(workspaceId: number): Promise<WorkspacePages> {
+    const ws = new WorkspacePages();
+    ws.xmin = await loadIndexedPages(this.db, workspaceId, (embedded, batch) => {
+      ws.matrix.reserve(embedded);
+      for (const page of batch) ws.add(page);
+    });
+    this.loaded.add(ws);
+    return ws;
+  }
+
+  /**
+   * Applies the page changes committed since the last catch-up. A search shares a catch-up
+   * that has not yet read the store (it will see every write acknowledged before the search
+   * arrived); one already reading may have missed such a write, so the search waits for the next.
+   */
+  private catchUp(workspaceId: number, ws: WorkspacePages): Promise<void> {
+    if (ws.nextCatchUp) return ws.nextCatchUp;
+    if (!ws.catchingUp && this.localWrites?.count === ws.seenWrites) return Promise.resolve();
+    const run = ws.lastCatchUp.then(async () => {
+      ws.nextCatchUp = null;
+      ws.catchingUp = true;
+      const writes = this.localWrites?.count ?? -1;
+      const { xmin, changes } = await pageChangesSince(this.db, workspaceId, ws.xmin);
+      const inserted = new Set<number>();
+      const deleted: number[] = [];
+      for (const change of changes) {
+        if (change.kind === 'insert') {
+          if (!ws.slotOf.has(change.pageId)) inserted.add(change.pageId);
+        } else if (!inserted.delete(change.pageId)) {
+          deleted.push(change.pageId);
+        }
+      }
+      const pages = inserted.size > 0 ? await indexedPages(this.db, [...inserted]) : [];
+      if (deleted.length > 0 || pages.length > 0) {
+        await ws.gate.write(() => {
+          for (const pageId of deleted) ws.remove(pageId);
+          for (const page of pages) ws.add(page);
+        });
+      }
+      ws.xmin = xmin;
+      ws.seenWrites = writes;
+    });
+    ws.nextCatchUp = run;
+    ws.lastCatchUp = run.catch(() => undefined).finally(() => (ws.catchingUp = false));
+    return run;
+  }
+
+  async close(): Promise<void> {
+    for (const ws of this.loaded) this.pool.release(ws.matrix);
+    this.loaded.clear();
+    this.workspaces.clear();
+  }
+}

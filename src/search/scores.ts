@@ -1,0 +1,11 @@
+// The two parts of a page's relevance, each in [0, 1].
+
+/** keyword_score from a keyword rank r: absolute, in [0, 1), 0 when nothing matched. */
+export function keywordScore(rank: number): number {
+  return rank > 0 ? rank / (rank + 1) : 0;
+}
+
+/** semantic_score from a cosine: negative similarity counts as none. */
+export function semanticScore(cosine: number): number {
+  return Math.min(1, Math.max(0, cosine));
+}

@@ -1,0 +1,137 @@
+// The keyword index against PostgreSQL's own reading of the stored tsvectors: the parsed
+// text form gives the lexemes and position counts that unnest(tsv) gives, and ranks follow
+// the README's formula, whatever pages come and go.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeywordIndex, priorIdf, RANK, type QueryTerm } from '../../src/search/keyword-index.js';
+import { parseTsvector, type TermCount } from '../../src/search/tsvector.js';
+import { openTestStore, type TestStore } from '../helpers/stores.js';
+
+const TEXTS = [
+  "It's O'Brien's café: naïve résumé, the quick brown fox jumps over the lazy dog's back.",
+  'Backslashes \\ and C:\\temp\\file paths, quotes "double" and \'single\', e-mail a.b@example.com, http://x.org/a?b=1',
+  'Numbers 3.14 and 1e10, hyphen-ated words, UPPER lower MiXeD, repeated repeated repeated repeated words.',
+  'ΑΒΓ Greek, Кириллица, 日本語のテキスト, emoji 😀 and tabs\tand\nnewlines',
+  'word '.repeat(300),
+  '',
+];
+
+describe('parseTsvector', () => {
+  let store: TestStore;
+  beforeAll(async () => {
+    store = await openTestStore('pglite');
+  });
+  afterAll(async () => {
+    await store.close();
+  });
+
+  async function postgresReading(tsv: string): Promise<TermCount[]> {
+    const rows = (
+      await sql<{ lexeme: string; tf: number | null }>`
+        SELECT lexeme, array_length(positions, 1) AS tf FROM unnest(${tsv}::tsvector) ORDER BY lexeme COLLATE "C"
+      `.execute(store.db)
+    ).rows;
+    return rows.map((r) => ({ lexeme: r.lexeme, tf: r.tf ?? 1 }));
+  }
+
+  it('reads every lexeme and position count as PostgreSQL does', async () => {
+    for (const text of TEXTS) {
+      const { tsv } = (await sql<{ tsv: string }>`SELECT to_tsvector('english', ${text})::text AS tsv`.execute(store.db)).rows[0];
+      const parsed = parseTsvector(tsv).sort((a, b) => (a.lexeme < b.lexeme ? -1 : a.lexeme > b.lexeme ? 1 : 0));
+      expect(parsed).toEqual(await postgresReading(tsv));
+    }
+  });
+
+  it('reads quotes, backslashes, weights and lexemes without positions', async () => {
+    const literal = `'a''b':1A,2 'c\\\\d':3B 'plain' 'x y':4,5C,6D`;
+    const { tsv } = (await sql<{ tsv: string }>`SELECT ${literal}::tsvector::text AS tsv`.execute(store.db)).rows[0];
+    expect(parseTsvector(tsv)).toEqual([
+      { lexeme: "a'b", tf: 2 },
+      { lexeme: 'c\\d', tf: 1 },
+      { lexeme: 'plain', tf: 1 },
+      { lexeme: 'x y', tf: 3 },
+    ]);
+    expect(parseTsvector(tsv)).toEqual(await postgresReading(tsv));
+  });
+
+  it('refuses text that is not a tsvector', () => {
+    expect(() => parseTsvector('abc')).toThrow(/Unexpected character/);
+    expect(() => parseTsvector("'abc")).toThrow(/Unterminated/);
+  });
+});
+
+/** r of a page with the given counts, straight from the README's formula. */
+function referenceRank(query: QueryTerm[], page: TermCount[]): number {
+  const { K1, B, L, SCALE } = RANK;
+  let r = 0;
+  for (const term of query) {
+    const hit = page.find((t) => t.lexeme === term.lexeme);
+    if (hit) r += (SCALE * term.weight * hit.tf * (K1 + 1)) / (hit.tf + K1 * (1 - B + (B * page.length) / L));
+  }
+  return r;
+}
+
+function page(spec: string): TermCount[] {
+  return spec.split(' ').map((w) => {
+    const [lexeme, tf] = w.split(':');
+    return { lexeme, tf: Number(tf ?? 1) };
+  });
+}
+
+describe('KeywordIndex', () => {
+  const query: QueryTerm[] = [
+    { lexeme: 'fox', weight: priorIdf(120) },
+    { lexeme: 'dog', weight: 2 * priorIdf(5000) },
+    { lexeme: 'zyzzyva', weight: priorIdf(null) },
+  ];
+  const pages = [page('fox:3 dog cat'), page('cat mouse'), page('dog:7 bird fish fox'), page('zyzzyva fox:256 a b c d e f g h')];
+
+  it('ranks every page holding a query lexeme by the README formula, and only those', () => {
+    const index = new KeywordIndex();
+    pages.forEach((p, slot) => index.add(slot, p));
+    const hits = index.rank(query, null);
+    const bySlot = new Map(hits.slots.map((s, i) => [s, hits.ranks[i]]));
+    expect([...bySlot.keys()].sort()).toEqual([0, 2, 3]);
+    for (const [slot, r] of bySlot) {
+      expect(r).toBeCloseTo(referenceRank(query, pages[slot]), 12);
+      expect(index.rankOf(query, slot)).toBeCloseTo(r, 12);
+    }
+    expect(index.rankOf(query, 1)).toBe(0);
+    expect(priorIdf(null)).toBe(RANK.MISSING_IDF);
+  });
+
+  it('never lowers a rank when a term occurs more often at equal length', () => {
+    const index = new KeywordIndex();
+    for (let tf = 1; tf <= 256; tf++) index.add(tf - 1, page(`fox:${tf} other words`));
+    const hits = index.rank([{ lexeme: 'fox', weight: 5 }], null);
+    const ranks = hits.slots.map((slot, i) => ({ slot, r: hits.ranks[i] })).sort((a, b) => a.slot - b.slot);
+    for (let i = 1; i < ranks.length; i++) expect(ranks[i].r).toBeGreaterThan(ranks[i - 1].r);
+  });
+
+  it('applies the filter and forgets removed pages, before and after compaction', () => {
+    const index = new KeywordIndex();
+    const many = Array.from({ length: 3000 }, (_, i) => page(`fox:${1 + (i % 5)} w${i} w${i % 7}`));
+    many.forEach((p, slot) => index.add(slot, p));
+    const even = index.rank(query, (slot) => slot % 2 === 0);
+    expect(even.slots.length).toBe(1500);
+    expect(even.slots.every((s) => s % 2 === 0)).toBe(true);
+
+    for (let slot = 0; slot < 3000; slot += 3) index.remove(slot);
+    const live = index.rank(query, null);
+    expect(live.slots.length).toBe(2000);
+    expect(live.slots.every((s) => s % 3 !== 0)).toBe(true);
+
+    const remap = new Int32Array(3000).fill(-1);
+    let next = 0;
+    for (let slot = 0; slot < 3000; slot++) if (slot % 3 !== 0) remap[slot] = next++;
+    index.compact(remap, next);
+    expect(index.postings).toBe(2000 * 3);
+    const after = index.rank(query, null);
+    const old = new Map(live.slots.map((s, i) => [remap[s], live.ranks[i]]));
+    expect(after.slots.length).toBe(2000);
+    after.slots.forEach((s, i) => expect(after.ranks[i]).toBe(old.get(s)));
+    index.add(next, page('fox dog'));
+    expect(index.rankOf(query, next)).toBeCloseTo(referenceRank(query, page('fox dog')), 12);
+    expect(() => index.add(next - 1, page('fox'))).toThrow(/out of order/);
+  });
+});
