@@ -15,6 +15,8 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl: string | null;
+  /** The embedded engine's page cache (PostgreSQL shared_buffers) in MiB (FOLIO_EMBEDDED_CACHE_MB). */
+  embeddedCacheMb: number;
   redisUrl: string | null;
   apiKeys: BootstrapKey[];
   /** Requests per minute per key; 0 disables the limit. */
@@ -58,6 +60,9 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+/** The embedded engine's page cache: enough for the statements a search runs, small beside the index. */
+export const DEFAULT_EMBEDDED_CACHE_MB = 32;
 
 const SCOPES: readonly Scope[] = ['read', 'write', 'admin'];
 
@@ -116,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     dataDir: path.resolve(nonEmpty(env.FOLIO_DATA_DIR) ?? './data'),
     databaseUrl: nonEmpty(env.DATABASE_URL),
+    embeddedCacheMb: parseInteger(env, 'FOLIO_EMBEDDED_CACHE_MB', DEFAULT_EMBEDDED_CACHE_MB, 8),
     redisUrl: nonEmpty(env.REDIS_URL),
     apiKeys: parseApiKeys(env.FOLIO_API_KEYS),
     rateLimit: parseInteger(env, 'FOLIO_RATE_LIMIT', 600, 0),

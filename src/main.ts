@@ -17,7 +17,7 @@ const USAGE = `Usage:
   folio keys revoke <id-or-prefix>`;
 
 async function open(config: Config): Promise<Store> {
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, cacheMb: config.embeddedCacheMb });
   await migrateToLatest(store.db);
   return store;
 }
@@ -94,7 +94,7 @@ async function main(argv: string[]): Promise<void> {
     case 'worker':
       return serve(config, 'worker');
     case 'migrate': {
-      const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, cacheMb: config.embeddedCacheMb });
       try {
         const applied = await migrateToLatest(store.db);
         console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');

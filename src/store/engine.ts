@@ -6,6 +6,7 @@ import { Kysely, Migrator, PostgresDialect, sql, type PostgresPool, type Postgre
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import { DEFAULT_EMBEDDED_CACHE_MB } from '../config.js';
 import type { Database } from './schema.js';
 import { migrationProvider } from './migrations/index.js';
 import { lockDataDir } from './lock.js';
@@ -46,7 +47,13 @@ export interface StoreOptions {
    * skips the seconds of CPU that creating an empty cluster costs (tests open hundreds).
    */
   snapshot?: Blob;
+  /**
+   * Embedded engine: PostgreSQL's shared_buffers in MiB. PGlite holds them in its WebAssembly
+   * memory, which never shrinks; PostgreSQL's default of 128 MiB outweighs a small index.
+   */
+  cacheMb?: number;
 }
+
 
 async function openPostgres(options: StoreOptions): Promise<Store> {
   const pool = new pg.Pool({ connectionString: options.databaseUrl!, max: options.poolSize ?? 10 });
@@ -95,7 +102,11 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
     dataDir = path.join(options.dataDir, 'pgdata');
   }
   try {
-    const pglite = await PGlite.create(dataDir, options.snapshot ? { loadDataDir: options.snapshot } : {});
+    const pglite = await PGlite.create(dataDir, {
+      // A start parameter, not postgresqlconf, which would replace the file initdb wrote.
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.cacheMb ?? DEFAULT_EMBEDDED_CACHE_MB}MB`],
+      ...(options.snapshot ? { loadDataDir: options.snapshot } : {}),
+    });
     // PGlite is one session: a second pooled connection would wait forever.
     const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
     const localWrites = { count: 0 };

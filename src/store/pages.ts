@@ -91,7 +91,7 @@ export async function loadIndexedPages(
           .where('workspace_id', '=', workspaceId)
           .where('id', '>', after)
           .orderBy('id')
-          .limit(2000)
+          .limit(500)
           .execute();
         if (rows.length === 0) break;
         onBatch(Number(count), rows.map(indexedPage));

@@ -1,0 +1,149 @@
+// The page index against a brute-force reference on a real store, on both engines: exact
+// hybrid ranking, filters by document, pages without embeddings, and the same answers after
+// thousands of pages are deleted (swap-removed rows, compacted slots) and others added.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
+import { ScanPool } from '../../src/search/kernel/index.js';
+import { RANK } from '../../src/search/keyword-index.js';
+import { PageIndex, type PageQuery, type RankedPage } from '../../src/search/page-index.js';
+import { keywordScore, semanticScore } from '../../src/search/scores.js';
+import { parseTsvector } from '../../src/search/tsvector.js';
+import { normalizeVector } from '../../src/search/vectors.js';
+import { deleteDocuments, insertDocument, insertPages } from '../../src/store/documents.js';
+import { ENGINES, openTestStore, type TestStore } from '../helpers/stores.js';
+
+const WORDS = ['wing', 'flow', 'shock', 'boundary', 'layer', 'heat', 'transfer', 'pressure', 'drag', 'lift', 'nozzle', 'plate'];
+
+/** Page n's text: a few of the words, repeated by n, so pages differ in tf and length. */
+function textOf(n: number): string {
+  const words: string[] = [];
+  for (let i = 0; i < 3 + (n % 7); i++) words.push(WORDS[(n * (i + 3)) % WORDS.length]);
+  return `${words.join(' ')} page ${n}.`;
+}
+
+describe.each(ENGINES)('page index on %s', (engine) => {
+  let store: TestStore;
+  let pool: ScanPool;
+  let index: PageIndex;
+  let workspaceId: number;
+  const documents: number[] = [];
+
+  async function addDocuments(from: number, to: number): Promise<void> {
+    await store.db.transaction().execute(async (trx) => {
+      for (let n = from; n < to; n++) {
+        const doc = await insertDocument(trx, {
+          workspaceId, externalId: null, filePath: `p/${n}`, fileUrl: null, metadata: {}, source: 'test', taskIdentifier: null,
+        });
+        documents.push(doc.id);
+        const content = textOf(n);
+        // Every 10th page has no embedding: keyword search must still find it.
+        const embedding = n % 10 === 0 ? null : normalizeVector(hashEmbed(content));
+        await insertPages(trx, workspaceId, doc.id, [{ pageNumber: 1, content, embedding, embeddingModel: embedding ? 'test' : null, paragraphs: [] }]);
+      }
+    });
+  }
+
+  /** Every live page, with what the reference needs. */
+  async function livePages() {
+    const rows = (
+      await sql<{ id: number; document_id: number; content: string; tsv: string; has_embedding: boolean }>`
+        SELECT id, document_id, content, tsv::text AS tsv, embedding IS NOT NULL AS has_embedding
+        FROM pages WHERE workspace_id = ${workspaceId}
+      `.execute(store.db)
+    ).rows;
+    return rows.map((r) => ({ ...r, id: Number(r.id), document_id: Number(r.document_id) }));
+  }
+
+  /** Every candidate with its reference scores, best first (cosines in float64). */
+  async function reference(q: PageQuery): Promise<RankedPage[]> {
+    const { K1, B, L, SCALE } = RANK;
+    const all: RankedPage[] = [];
+    for (const page of await livePages()) {
+      if (q.documents && !q.documents.has(page.document_id)) continue;
+      const terms = parseTsvector(page.tsv);
+      let r = 0;
+      for (const t of q.terms) {
+        const hit = terms.find((x) => x.lexeme === t.lexeme);
+        if (hit) r += (SCALE * t.weight * hit.tf * (K1 + 1)) / (hit.tf + K1 * (1 - B + (B * terms.length) / L));
+      }
+      let cosine = 0;
+      if (page.has_embedding && q.vector) {
+        const v = normalizeVector(hashEmbed(page.content))!;
+        cosine = v.reduce((s, x, i) => s + x * q.vector![i], 0);
+      }
+      const semantic = page.has_embedding ? semanticScore(cosine) : 0;
+      const keyword = keywordScore(r);
+      const candidate = (page.has_embedding && q.alpha > 0 && q.vector !== null) || (r > 0 && q.alpha < 1);
+      if (!candidate) continue;
+      all.push({ pageId: page.id, relevance: q.alpha * semantic + (1 - q.alpha) * keyword, semantic, keyword });
+    }
+    return all.filter((p) => p.relevance > q.minRelevance).sort((a, b) => b.relevance - a.relevance || a.pageId - b.pageId);
+  }
+
+  async function queryOf(text: string, alpha: number, documents: ReadonlySet<number> | null = null): Promise<PageQuery> {
+    return { vector: normalizeVector(hashEmbed(text)), terms: await index.queryTerms(text), alpha, documents, k: 25, minRelevance: 0 };
+  }
+
+  /**
+   * The index's top k are the reference's: the same relevance at every rank, and each result's
+   * scores those of its page. Pages whose cosines differ only in float32 rounding may swap.
+   */
+  async function expectReference(q: PageQuery): Promise<void> {
+    const got = await index.search(workspaceId, q);
+    const want = await reference(q);
+    const byId = new Map(want.map((r) => [r.pageId, r]));
+    expect(got).toHaveLength(Math.min(q.k, want.length));
+    got.forEach((r, i) => {
+      expect(r.relevance).toBeCloseTo(want[i].relevance, 6);
+      const page = byId.get(r.pageId)!;
+      expect(page).toBeDefined();
+      expect(r.relevance).toBeCloseTo(page.relevance, 6);
+      expect(r.keyword).toBeCloseTo(page.keyword, 12);
+      expect(r.semantic).toBeCloseTo(page.semantic, 6);
+    });
+  }
+
+  beforeAll(async () => {
+    store = await openTestStore(engine);
+    workspaceId = (await store.db.insertInto('workspaces').values({ name: 'index' }).returning('id').executeTakeFirstOrThrow()).id;
+    pool = new ScanPool({ threads: 2 });
+    index = new PageIndex(store.db, pool, store.localWrites);
+    await addDocuments(0, 2200);
+  }, 120_000);
+
+  afterAll(async () => {
+    await index?.close();
+    await pool?.close();
+    await store?.close();
+  });
+
+  const queries: [string, number][] = [
+    ['shock wave', 0],
+    ['boundary layer heat', 0.5],
+    ['drag lift', 1],
+    ['nozzle plate flow', 0.3],
+  ];
+
+  it('ranks exactly as the reference, filtered or not', async () => {
+    for (const [text, alpha] of queries) {
+      await expectReference(await queryOf(text, alpha));
+      await expectReference(await queryOf(text, alpha, new Set(documents.filter((_, i) => i % 3 === 1))));
+    }
+  }, 60_000);
+
+  it('answers as the reference after most pages are deleted and others added', async () => {
+    const doomed = documents.filter((_, i) => i % 4 !== 0);
+    for (let i = 0; i < doomed.length; i += 500) await deleteDocuments(store.db, workspaceId, doomed.slice(i, i + 500));
+    documents.splice(0, documents.length, ...documents.filter((_, i) => i % 4 === 0));
+    await addDocuments(2200, 2400);
+    for (const [text, alpha] of queries) {
+      await expectReference(await queryOf(text, alpha));
+      await expectReference(await queryOf(text, alpha, new Set(documents.filter((_, i) => i % 2 === 0))));
+    }
+    const live = await livePages();
+    const memory = index.memory();
+    expect(memory.pages).toBe(live.length);
+    expect(memory.vectorBytes / 6144).toBe(live.filter((p) => p.has_embedding).length);
+  }, 120_000);
+});
