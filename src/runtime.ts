@@ -12,6 +12,7 @@ import { ingestHandlers } from './ingest/pipeline.js';
 import { createCachedEmbedder, createEmbeddingProvider, type CachedEmbedder } from './providers/embeddings/index.js';
 import { createLlmProvider, type LlmProvider } from './providers/llm/index.js';
 import { ScanPool } from './search/kernel/index.js';
+import { EmbeddingIngester } from './documents/ingest-embedding.js';
 import { PageIndex } from './search/page-index.js';
 import { BlobStore } from './store/blobs.js';
 import type { Store } from './store/engine.js';
@@ -112,6 +113,8 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
       keys,
       rateLimiter,
       index: pageIndex,
+      // One transaction at a time on the embedded engine's single session; a few on a server.
+      embeddingIngester: new EmbeddingIngester(store.db, store.engine === 'pglite' ? 1 : 4),
       embedder,
       llm,
       blobs,

@@ -1,17 +1,23 @@
 // Synchronous ingest of a document from a precomputed embedding: one page, segmented into
 // paragraphs and sentences, searchable when this returns, with a completed task recorded.
+// Concurrent ingests are written together (group commit): each transaction carries every
+// request that arrived while the previous one was being written, so the statements and the
+// commit, the costly part on the embedded engine, are shared.
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ValidationError } from '../errors.js';
 import { segmentPage } from '../ingest/segmentation.js';
 import { normalizeVector } from '../search/vectors.js';
-import { insertDocument, insertPages } from '../store/documents.js';
+import { insertDocumentPages, insertDocuments, type NewPage } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
-import { insertTask } from '../store/tasks.js';
+import { insertTasks } from '../store/tasks.js';
 import { assertStorableText } from './json-text.js';
 
 /** Recorded as the embedding model of pages whose vectors the caller supplied. */
 export const PRECOMPUTED_MODEL = 'precomputed';
+
+/** Documents per transaction: bounds a statement's time on the embedded engine's thread. */
+const MAX_BATCH = 128;
 
 export interface EmbeddingIngestInput {
   embedding: number[];
@@ -27,11 +33,19 @@ export interface IngestReceipt {
   document_id: number;
 }
 
-export async function ingestEmbedding(
-  db: Kysely<Database>,
-  workspaceId: number,
-  input: EmbeddingIngestInput,
-): Promise<IngestReceipt> {
+/** A validated request waiting for its transaction. */
+interface Pending {
+  workspaceId: number;
+  taskIdentifier: string;
+  filePath: string;
+  externalId: string | null;
+  metadata: Record<string, unknown>;
+  page: NewPage;
+  resolve: (receipt: IngestReceipt) => void;
+  reject: (error: unknown) => void;
+}
+
+function prepare(workspaceId: number, input: EmbeddingIngestInput): Omit<Pending, 'resolve' | 'reject'> {
   const vector = normalizeVector(input.embedding);
   if (!vector) {
     throw new ValidationError([
@@ -41,37 +55,95 @@ export async function ingestEmbedding(
   assertStorableText(input.content, ['body', 'content']);
   assertStorableText(input.metadata ?? null, ['body', 'metadata']);
   assertStorableText(input.external_id ?? null, ['body', 'external_id']);
-
   const uuid = randomUUID();
-  const taskIdentifier = `IngestEmbedding:${uuid}`;
-  const filePath = `embedding/${uuid}`;
-  const externalId = input.external_id ?? null;
-  const paragraphs = segmentPage(input.content);
+  return {
+    workspaceId,
+    taskIdentifier: `IngestEmbedding:${uuid}`,
+    filePath: `embedding/${uuid}`,
+    externalId: input.external_id ?? null,
+    metadata: input.metadata ?? {},
+    page: { pageNumber: 1, content: input.content, embedding: vector, embeddingModel: PRECOMPUTED_MODEL, paragraphs: segmentPage(input.content) },
+  };
+}
 
-  const documentId = await db.transaction().execute(async (trx) => {
-    const doc = await insertDocument(trx, {
-      workspaceId,
-      externalId,
-      filePath,
-      fileUrl: null,
-      metadata: input.metadata ?? {},
-      source: 'embedding',
-      taskIdentifier,
-    });
-    await insertPages(trx, workspaceId, doc.id, [
-      { pageNumber: 1, content: input.content, embedding: vector, embeddingModel: PRECOMPUTED_MODEL, paragraphs },
-    ]);
-    await insertTask(trx, {
-      identifier: taskIdentifier,
-      workspaceId,
-      kind: 'IngestEmbedding',
-      status: 'COMPLETED',
-      progress: 100,
-      title: externalId ? `Ingest embedding ${externalId}` : 'Ingest embedding',
-      message: 'Completed: 1 page stored and searchable',
-      documentId: doc.id,
-    });
-    return doc.id;
+async function writeBatch(db: Kysely<Database>, batch: Pending[]): Promise<number[]> {
+  return db.transaction().execute(async (trx) => {
+    const ids = await insertDocuments(
+      trx,
+      batch.map((p) => ({
+        workspaceId: p.workspaceId,
+        externalId: p.externalId,
+        filePath: p.filePath,
+        fileUrl: null,
+        metadata: p.metadata,
+        source: 'embedding',
+        taskIdentifier: p.taskIdentifier,
+      })),
+    );
+    await insertDocumentPages(
+      trx,
+      batch.map((p, i) => ({ workspaceId: p.workspaceId, documentId: ids[i], pages: [p.page] })),
+    );
+    await insertTasks(
+      trx,
+      batch.map((p, i) => ({
+        identifier: p.taskIdentifier,
+        workspaceId: p.workspaceId,
+        kind: 'IngestEmbedding',
+        status: 'COMPLETED',
+        progress: 100,
+        title: p.externalId ? `Ingest embedding ${p.externalId}` : 'Ingest embedding',
+        message: 'Completed: 1 page stored and searchable',
+        documentId: ids[i],
+      })),
+    );
+    return ids;
   });
-  return { task_identifier: taskIdentifier, file_path: filePath, external_id: externalId, document_id: documentId };
+}
+
+export class EmbeddingIngester {
+  private readonly queue: Pending[] = [];
+  private writers = 0;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** Transactions in flight at once: 1 on the embedded engine (one session), more on a server. */
+    private readonly maxWriters: number,
+  ) {}
+
+  /** Stores the document; resolves once its transaction committed. */
+  ingest(workspaceId: number, input: EmbeddingIngestInput): Promise<IngestReceipt> {
+    const prepared = prepare(workspaceId, input);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ ...prepared, resolve, reject });
+      this.drain();
+    });
+  }
+
+  private drain(): void {
+    while (this.writers < this.maxWriters && this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      this.writers++;
+      void this.write(batch).finally(() => {
+        this.writers--;
+        this.drain();
+      });
+    }
+  }
+
+  private async write(batch: Pending[]): Promise<void> {
+    try {
+      const ids = await writeBatch(this.db, batch);
+      batch.forEach((p, i) =>
+        p.resolve({ task_identifier: p.taskIdentifier, file_path: p.filePath, external_id: p.externalId, document_id: ids[i] }),
+      );
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0].reject(error);
+        return;
+      }
+      // The failure may belong to one request: each then gets its own answer.
+      for (const p of batch) await this.write([p]);
+    }
+  }
 }

@@ -8,6 +8,7 @@ import type { Config } from '../config.js';
 import { parseRequestJson } from '../documents/json-text.js';
 import type { CachedEmbedder } from '../providers/embeddings/index.js';
 import type { LlmProvider } from '../providers/llm/types.js';
+import type { EmbeddingIngester } from '../documents/ingest-embedding.js';
 import type { PageIndex } from '../search/page-index.js';
 import { errors } from '../errors.js';
 import type { BlobStore } from '../store/blobs.js';
@@ -33,6 +34,7 @@ export interface AppDeps {
   keys: KeyResolver;
   rateLimiter: RateLimiter | null;
   index: PageIndex;
+  embeddingIngester: EmbeddingIngester;
   embedder: CachedEmbedder;
   /** The language model when one is configured; null runs every feature offline. */
   llm: LlmProvider | null;

@@ -74,33 +74,61 @@ export function decodeEmbedding(bytes: Buffer): Float32Array {
   return copy;
 }
 
+function documentValues(doc: NewDocument) {
+  return {
+    workspace_id: doc.workspaceId,
+    external_id: doc.externalId,
+    file_path: doc.filePath,
+    file_url: doc.fileUrl,
+    metadata: JSON.stringify(doc.metadata),
+    source: doc.source,
+    task_identifier: doc.taskIdentifier,
+    file_name: doc.fileName ?? null,
+    content_type: doc.contentType ?? null,
+  };
+}
+
 export async function insertDocument(db: Db, doc: NewDocument): Promise<DocumentRow> {
   return db
     .insertInto('documents')
-    .values({
-      workspace_id: doc.workspaceId,
-      external_id: doc.externalId,
-      file_path: doc.filePath,
-      file_url: doc.fileUrl,
-      metadata: JSON.stringify(doc.metadata),
-      source: doc.source,
-      task_identifier: doc.taskIdentifier,
-      file_name: doc.fileName ?? null,
-      content_type: doc.contentType ?? null,
-    })
+    .values(documentValues(doc))
     .returning(['id', 'external_id', 'file_path', 'file_url', 'source', 'metadata', 'created_at', 'updated_at'])
     .executeTakeFirstOrThrow();
 }
 
+/** Inserts documents that each carry their own task identifier; returns their ids in order. */
+export async function insertDocuments(db: Db, docs: (NewDocument & { taskIdentifier: string })[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (const batch of chunks(docs, ROWS_PER_INSERT)) {
+    const rows = await db.insertInto('documents').values(batch.map(documentValues)).returning(['id', 'task_identifier']).execute();
+    const idByTask = new Map(rows.map((r) => [r.task_identifier, r.id]));
+    for (const doc of batch) ids.push(idByTask.get(doc.taskIdentifier)!);
+  }
+  return ids;
+}
+
+/** A document's new pages. */
+export interface DocumentPages {
+  workspaceId: number;
+  documentId: number;
+  pages: NewPage[];
+}
+
 /** Inserts pages with their paragraphs and sentences; returns the page ids in order. */
 export async function insertPages(db: Db, workspaceId: number, documentId: number, pages: NewPage[]): Promise<number[]> {
+  return insertDocumentPages(db, [{ workspaceId, documentId, pages }]);
+}
+
+/** Inserts the pages of several documents, a few statements in all; returns the page ids in order. */
+export async function insertDocumentPages(db: Db, documents: DocumentPages[]): Promise<number[]> {
+  const pages = documents.flatMap((d) => d.pages.map((page) => ({ ...d, page })));
   if (pages.length === 0) return [];
   const pageIds: number[] = [];
   for (const batch of chunks(pages, PAGES_PER_INSERT)) {
     const rows = await db
       .insertInto('pages')
       .values(
-        batch.map((p) => ({
+        batch.map(({ workspaceId, documentId, page: p }) => ({
           document_id: documentId,
           workspace_id: workspaceId,
           page_number: p.pageNumber,
@@ -109,14 +137,14 @@ export async function insertPages(db: Db, workspaceId: number, documentId: numbe
           embedding_model: p.embeddingModel,
         })),
       )
-      .returning(['id', 'page_number'])
+      .returning(['id', 'document_id', 'page_number'])
       .execute();
-    const idByNumber = new Map(rows.map((r) => [r.page_number, r.id]));
-    for (const p of batch) pageIds.push(idByNumber.get(p.pageNumber)!);
+    const idByKey = new Map(rows.map((r) => [`${r.document_id}:${r.page_number}`, r.id]));
+    for (const p of batch) pageIds.push(idByKey.get(`${p.documentId}:${p.page.pageNumber}`)!);
   }
 
-  const paragraphs = pages.flatMap((p, i) =>
-    p.paragraphs.map((para, index) => ({ page_id: pageIds[i], paragraph_index: index, content: para.content, para })),
+  const paragraphs = pages.flatMap(({ page }, i) =>
+    page.paragraphs.map((para, index) => ({ page_id: pageIds[i], paragraph_index: index, content: para.content, para })),
   );
   const sentences: { paragraph_id: number; sentence_index: number; content: string }[] = [];
   for (const batch of chunks(paragraphs, ROWS_PER_INSERT)) {

@@ -28,21 +28,26 @@ export interface TaskRow {
   document_id: number | null;
 }
 
+function taskValues(task: NewTask) {
+  return {
+    identifier: task.identifier,
+    workspace_id: task.workspaceId,
+    kind: task.kind,
+    status: task.status,
+    progress: task.progress,
+    title: task.title,
+    message: task.message,
+    payload: JSON.stringify(task.payload ?? {}),
+    document_id: task.documentId ?? null,
+  };
+}
+
 export async function insertTask(db: Db, task: NewTask): Promise<void> {
-  await db
-    .insertInto('tasks')
-    .values({
-      identifier: task.identifier,
-      workspace_id: task.workspaceId,
-      kind: task.kind,
-      status: task.status,
-      progress: task.progress,
-      title: task.title,
-      message: task.message,
-      payload: JSON.stringify(task.payload ?? {}),
-      document_id: task.documentId ?? null,
-    })
-    .execute();
+  await insertTasks(db, [task]);
+}
+
+export async function insertTasks(db: Db, tasks: NewTask[]): Promise<void> {
+  if (tasks.length > 0) await db.insertInto('tasks').values(tasks.map(taskValues)).execute();
 }
 
 export async function findTask(db: Db, workspaceId: number, identifier: string): Promise<TaskRow | undefined> {

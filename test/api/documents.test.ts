@@ -71,6 +71,40 @@ describe.each(ENGINES)('document API on %s', (engine) => {
       expect(page.embedding_model).toBe('precomputed');
     });
 
+    it('stores concurrent ingests together, each with its own document, task and answer', async () => {
+      const n = 60;
+      const answers = await Promise.all(
+        Array.from({ length: n }, (_, i) =>
+          call(t.app, 'POST', '/api/v1/documents/ingest/embedding', {
+            body: { embedding: vector(1000 + i), content: `Concurrent page ${i}.`, metadata: { i }, external_id: i % 2 ? `conc-${i}` : null },
+          }),
+        ),
+      );
+      const receipts = answers.map((res) => {
+        expect(res.statusCode, res.body).toBe(201);
+        return res.json().data as { task_identifier: string; document_id: number; external_id: string | null };
+      });
+      expect(new Set(receipts.map((r) => r.document_id)).size).toBe(n);
+      for (const [i, receipt] of receipts.entries()) {
+        expect(receipt.external_id).toBe(i % 2 ? `conc-${i}` : null);
+        const doc = await call(t.app, 'GET', `/api/v1/documents/task/${receipt.task_identifier}`);
+        expect(doc.json().data).toMatchObject({ id: receipt.document_id, document_metadata: { i }, pages: [{ content: `Concurrent page ${i}.` }] });
+        const status = await call(t.app, 'GET', `/api/v1/tasks/status/${receipt.task_identifier}`);
+        expect(status.json().data).toMatchObject({ status: 'COMPLETED', progress: 100 });
+        // Searchable as soon as acknowledged: its own embedding finds it first.
+        const search = await call(t.app, 'POST', '/api/v1/documents/search/pages', { body: { embedding: vector(1000 + i), top_k: 1 } });
+        expect(search.json().data.results[0].document_id).toBe(receipt.document_id);
+      }
+    });
+
+    it('answers a bad request among concurrent good ones with its own 422, storing the others', async () => {
+      const before = await documentCount();
+      const bodies = Array.from({ length: 12 }, (_, i) => ({ embedding: i === 5 ? new Array(1536).fill(0) : vector(2000 + i), content: `Batch ${i}.` }));
+      const answers = await Promise.all(bodies.map((body) => call(t.app, 'POST', '/api/v1/documents/ingest/embedding', { body })));
+      expect(answers.map((res) => res.statusCode)).toEqual(bodies.map((_, i) => (i === 5 ? 422 : 201)));
+      expect(await documentCount()).toBe(before + 11);
+    });
+
     it('accepts null metadata and external_id, and reports null external_id', async () => {
       const receipt = await ingest({ metadata: null, external_id: null });
       expect(receipt.external_id).toBeNull();

@@ -3,7 +3,6 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ingestEmbedding } from '../../documents/ingest-embedding.js';
 import { deleteByExternalId, deleteById, previewDeleteByExternalId, previewDeleteByFilter } from '../../documents/deletion.js';
 import { patchMetadata } from '../../documents/metadata.js';
 import {
@@ -67,7 +66,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
         },
       },
       async (request, reply) => {
-        const receipt = await ingestEmbedding(db, request.principal.workspaceId, request.body);
+        const receipt = await deps.embeddingIngester.ingest(request.principal.workspaceId, request.body);
         return reply.status(201).send(envelope(receipt));
       },
     );

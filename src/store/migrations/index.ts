@@ -5,6 +5,7 @@ import * as m0002 from './0002_files_and_leases.js';
 import * as m0003 from './0003_extractions.js';
 import * as m0004 from './0004_search_storage.js';
 import * as m0005 from './0005_word_prior.js';
+import * as m0006 from './0006_embedding_storage.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0003_extractions': m0003,
   '0004_search_storage': m0004,
   '0005_word_prior': m0005,
+  '0006_embedding_storage': m0006,
 };
 
 export const migrationProvider: MigrationProvider = {
