@@ -19,6 +19,7 @@ import type { Engine } from '../../src/store/engine.js';
 import type { Database } from '../../src/store/schema.js';
 import { measureBandwidth } from '../scan/bandwidth.js';
 import { Corpus, mulberry32, seedOf } from './corpus.js';
+import { measureReferences, type References } from './references.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -33,7 +34,7 @@ const CACHE_DIR = path.join(ROOT, 'node_modules/.cache/folio-bench-search');
 
 const { values: args } = parseArgs({
   options: {
-    engine: { type: 'string', default: 'postgres' },
+    engine: { type: 'string', default: 'both' }, // pglite | postgres | both
     sizes: { type: 'string', default: '10000,50000,100000' },
     queries: { type: 'string', default: '200' },
     clients: { type: 'string', default: '8' }, // concurrent ingest clients
@@ -45,13 +46,16 @@ const { values: args } = parseArgs({
     reuse: { type: 'string' }, // a kept schema (postgres) or data dir (pglite): grow it instead of a fresh one
   },
 });
-const engine = args.engine as Engine;
+const engines: Engine[] = args.engine === 'both' ? ['pglite', 'postgres'] : [args.engine as Engine];
+/** The engine being measured now. */
+let engine: Engine = engines[0];
 const sizes = args.sizes!.split(',').map((s) => Number(s.trim()));
 const queryCount = Number(args.queries);
 const clients = Number(args.clients);
 const seed = Number(args.seed);
 if (
-  !['postgres', 'pglite'].includes(engine) ||
+  !['postgres', 'pglite', 'both'].includes(args.engine!) ||
+  (args.engine === 'both' && args.reuse !== undefined) ||
   sizes.some((s, i) => !Number.isInteger(s) || s <= CALIBRATION_PAGES || (i > 0 && s <= sizes[i - 1])) ||
   !(queryCount >= 10) ||
   !(clients >= 1) ||
@@ -60,7 +64,7 @@ if (
   !['last', 'all', 'none'].includes(args.explain!)
 ) {
   throw new Error(
-    'usage: run.ts [--engine postgres|pglite] [--sizes 10000,50000,100000 (increasing, > 200)] [--queries N>=10]\n' +
+    'usage: run.ts [--engine pglite|postgres|both (--reuse needs one)] [--sizes 10000,50000,100000 (increasing, > 200)] [--queries N>=10]\n' +
       '  [--clients N] [--seed N] [--server auto|worktree|head|dist|tsx] [--profile DIR] [--explain last|all|none]\n' +
       '  [--keep] [--reuse SCHEMA|DATA_DIR]',
   );
@@ -74,19 +78,29 @@ const corpus = new Corpus(seed);
 
 interface Mode {
   name: string;
-  aimMs: number;
+  /** The in-process reference this mode is held against (references.ts). */
+  reference: keyof References;
+  /** The p50 aim over HTTP, from the reference's median. */
+  aimMs: (referenceMs: number) => number;
   body: (query: string) => Record<string, unknown>;
 }
 
+// Issue 12: p50 <= 1.5 x the exact in-process scan + 1 ms (alpha 1, hybrid, filtered), alpha 0 <= 5 ms.
+const scanAim = (referenceMs: number) => 1.5 * referenceMs + 1;
 const MODES: Mode[] = [
-  { name: 'alpha 1 (query text)', aimMs: 35, body: (query) => ({ query, alpha: 1 }) },
-  { name: 'alpha 0 (keyword)', aimMs: 40, body: (query) => ({ query, alpha: 0 }) },
-  { name: 'alpha 0.5 (hybrid)', aimMs: 60, body: (query) => ({ query, alpha: 0.5 }) },
-  { name: 'alpha 1 + bucket=3 (10%)', aimMs: 8, body: (query) => ({ query, alpha: 1, metadata_filter: { bucket: 3 } }) },
+  { name: 'alpha 1 (query text)', reference: 'scan', aimMs: scanAim, body: (query) => ({ query, alpha: 1 }) },
+  { name: 'alpha 0 (keyword)', reference: 'keyword', aimMs: () => 5, body: (query) => ({ query, alpha: 0 }) },
+  { name: 'alpha 0.5 (hybrid)', reference: 'hybrid', aimMs: scanAim, body: (query) => ({ query, alpha: 0.5 }) },
+  { name: 'alpha 1 + bucket=3 (10%)', reference: 'filtered', aimMs: scanAim, body: (query) => ({ query, alpha: 1, metadata_filter: { bucket: 3 } }) },
 ];
+const HYBRID = 2;
 const AIM_SCAN_SHARE = 0.5;
-const AIM_BYTES_PER_PAGE = 6500;
-const AIM_SIZE = 100_000;
+/** Resident memory aim: this much plus 1.2 x the raw vector bytes. */
+const AIM_RSS_BASE = 350 * 2 ** 20;
+const AIM_RSS_PER_VECTOR_BYTE = 1.2;
+const CONCURRENT_CLIENTS = 8;
+const AIM_CONCURRENT_SPEEDUP = 1.6;
+const AIM_HEALTH_P99_MS = 20;
 
 // ---------------------------------------------------------------------------------------------
 // The server process, started as users run it.
@@ -117,6 +131,7 @@ async function freePort(): Promise<number> {
 
 interface Modules {
   hashing: typeof import('../../src/providers/embeddings/hashing.js');
+  keyword: typeof import('../../src/search/keyword-index.js');
   kernel: typeof import('../../src/search/kernel/index.js');
   search: typeof import('../../src/search/search.js');
   engine: typeof import('../../src/store/engine.js');
@@ -148,6 +163,7 @@ async function loadModules(file: (module: string) => string): Promise<Modules> {
   const load = (module: string) => import(pathToFileURL(file(module)).href);
   return {
     hashing: await load('providers/embeddings/hashing'),
+    keyword: await load('search/keyword-index'),
     kernel: await load('search/kernel/index'),
     search: await load('search/search'),
     engine: await load('store/engine'),
@@ -297,6 +313,8 @@ interface IndexMemory {
   pages: number;
   vectorBytes: number;
   reservedBytes: number;
+  /** Absent from servers older than the keyword index. */
+  keywordBytes?: number;
 }
 
 async function indexMemory(port: number): Promise<IndexMemory> {
@@ -379,6 +397,42 @@ async function measureMode(port: number, m: number): Promise<ModeResult> {
     if (results === 0) emptyResults++;
   }
   return { mode, latencies, seconds: (performance.now() - start) / 1000, emptyResults };
+}
+
+interface ConcurrencyResult {
+  /** Searches per second with CONCURRENT_CLIENTS clients at alpha 0.5. */
+  rate: number;
+  latencies: number[];
+  /** GET /health round trips, probed every 50 ms while the clients search. */
+  health: number[];
+}
+
+/** CONCURRENT_CLIENTS clients searching at alpha 0.5 at once, `/health` probed meanwhile. */
+async function measureConcurrency(port: number): Promise<ConcurrencyResult> {
+  const perClient = Math.max(20, Math.ceil(queryCount / 2));
+  const latencies: number[] = [];
+  const health: number[] = [];
+  let searching = true;
+  const probe = async () => {
+    while (searching) {
+      const t0 = performance.now();
+      const { status } = await request(port, 'GET', '/health', null);
+      if (status !== 200) throw new Error(`/health answered ${status} under load`);
+      health.push(performance.now() - t0);
+      await sleep(50);
+    }
+  };
+  const prober = probe();
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENT_CLIENTS }, async (_, c) => {
+      for (let i = 0; i < perClient; i++) latencies.push((await search(port, MODES[HYBRID].body(queryText(200 + c, i)))).ms);
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  searching = false;
+  await prober;
+  return { rate: latencies.length / seconds, latencies, health };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -645,6 +699,8 @@ interface SizeResult {
   loadMs: number;
   memory: IndexMemory;
   scanMs: number | null;
+  references: References | null;
+  concurrency: ConcurrencyResult | null;
   busyBefore: number;
   sql: SqlParts | null;
 }
@@ -691,13 +747,19 @@ async function measureSize(setup: EngineSetup, pages: number, from: number, cali
       modes.push(r);
       log(`  ${pages} pages, ${r.mode.name}: p50 ${percentile(r.latencies, 0.5).toFixed(1)} ms`);
     }
-    result = { pages, ingest: ingestResult, modes, rssBefore, rssAfter, rssEnd: rss(pid), loadMs, memory, scanMs: null, busyBefore, sql: null };
+    const concurrency = calibration ? null : await measureConcurrency(server.port);
+    if (concurrency) {
+      log(`  ${pages} pages, ${CONCURRENT_CLIENTS} clients at alpha 0.5: ${concurrency.rate.toFixed(0)} searches/s, /health p99 ${percentile(concurrency.health, 0.99).toFixed(1)} ms`);
+    }
+    result = { pages, ingest: ingestResult, modes, rssBefore, rssAfter, rssEnd: rss(pid), loadMs, memory, scanMs: null, references: null, concurrency, busyBefore, sql: null };
   } finally {
     await stopServer(server);
   }
   if (profileDir) console.log(`\nCPU profile of the server at ${pages} pages:\n${profileSummary(profileDir, profileStart)}`);
   if (!calibration) {
     result.scanMs = await scanInProcess(pages);
+    result.references = await measureReferences(mod().kernel, mod().keyword, corpus, pages, seed, (i) => queryText(2, i));
+    log(`  references at ${pages} pages: ${JSON.stringify(result.references, (_, v: unknown) => (typeof v === 'number' ? Number(v.toFixed(2)) : v))}`);
     analysis = await setup.openAnalysis();
     try {
       const explain = args.explain === 'all' || (args.explain === 'last' && pages === sizes[sizes.length - 1]);
@@ -736,6 +798,60 @@ function fitLine(xs: number[], ys: number[]): { a: number; b: number } {
   return { a: my - b * mx, b };
 }
 
+const ms = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(x < 10 ? 2 : 1));
+
+function latencyTable(stages: SizeResult[]): string {
+  const rows: string[][] = [];
+  for (const r of stages) {
+    for (const m of r.modes) {
+      const p50 = percentile(m.latencies, 0.5);
+      const p99 = percentile(m.latencies, 0.99);
+      const ref = r.references ? r.references[m.mode.reference] : NaN;
+      const aim = m.mode.aimMs(ref);
+      rows.push([
+        String(r.pages),
+        m.mode.name,
+        ms(p50),
+        ms(percentile(m.latencies, 0.95)),
+        ms(p99),
+        (m.latencies.length / m.seconds).toFixed(0),
+        ms(ref),
+        Number.isNaN(ref) ? '-' : `${(p50 / ref).toFixed(1)}x`,
+        Number.isNaN(aim) ? '-' : `<= ${ms(aim)} ${verdict(p50 <= aim)}`,
+        verdict(p99 <= 2 * p50),
+        String(m.emptyResults),
+      ]);
+    }
+  }
+  return table(['pages', 'search', 'p50 ms', 'p95 ms', 'p99 ms', 'queries/s', 'reference ms', 'ratio', 'aim p50 ms', 'p99 <= 2 x p50', 'empty'], rows);
+}
+
+function concurrencyTable(results: SizeResult[]): string {
+  return table(
+    ['pages', 'clients', 'searches/s', 'x 1 client', 'aim', 'p50 ms', 'p99 ms', '/health p50 ms', '/health p99 ms', 'aim'],
+    results.map((r) => {
+      const c = r.concurrency!;
+      const single = r.modes[HYBRID].latencies.length / r.modes[HYBRID].seconds;
+      const healthP99 = percentile(c.health, 0.99);
+      return [
+        String(r.pages),
+        String(CONCURRENT_CLIENTS),
+        c.rate.toFixed(0),
+        `${(c.rate / single).toFixed(2)}x`,
+        `>= ${AIM_CONCURRENT_SPEEDUP}x ${verdict(c.rate / single >= AIM_CONCURRENT_SPEEDUP)}`,
+        ms(percentile(c.latencies, 0.5)),
+        ms(percentile(c.latencies, 0.99)),
+        ms(percentile(c.health, 0.5)),
+        ms(healthP99),
+        `<= ${AIM_HEALTH_P99_MS} ${verdict(healthP99 <= AIM_HEALTH_P99_MS)}`,
+      ];
+    }),
+  );
+}
+
+/** The resident memory aim at `pages` pages: a base plus 1.2 x the raw float32 vectors. */
+const rssAim = (pages: number) => AIM_RSS_BASE + AIM_RSS_PER_VECTOR_BYTE * pages * DIMS * 4;
+
 function report(results: SizeResult[], calibration: SizeResult | null, bandwidth: number, totalSeconds: number): void {
   const fixedMs = calibration ? percentile(calibration.modes[0].latencies, 0.5) : NaN;
   const fixedRss = calibration ? calibration.rssAfter - calibration.rssBefore : NaN;
@@ -747,29 +863,10 @@ function report(results: SizeResult[], calibration: SizeResult | null, bandwidth
   out.push(`Code: ${code.label}; corpus seed ${seed}.`);
   out.push(
     `${queryCount} queries per mode and size, sequential over one keep-alive connection, after ${WARMUP_QUERIES} warm-up ` +
-      `queries and one search that loads the index; top_k 10. Aims are for ${AIM_SIZE / 1000}k pages.\n`,
+      'queries and one search that loads the index; top_k 10. Reference: the same search in this process without HTTP or ' +
+      'database (references.ts). Aims: p50 <= 1.5 x reference + 1 ms (alpha 1, hybrid, filtered), alpha 0 p50 <= 5 ms, p99 <= 2 x p50.\n',
   );
-  const latencyRows: string[][] = [];
-  const stages = calibration ? [calibration, ...results] : results;
-  for (const r of stages) {
-    for (const m of r.modes) {
-      const p50 = percentile(m.latencies, 0.5);
-      const atAim = r.pages === AIM_SIZE;
-      latencyRows.push([
-        String(r.pages),
-        m.mode.name,
-        p50.toFixed(1),
-        percentile(m.latencies, 0.95).toFixed(1),
-        percentile(m.latencies, 0.99).toFixed(1),
-        (m.latencies.length / m.seconds).toFixed(1),
-        `<= ${m.mode.aimMs}`,
-        atAim ? verdict(p50 <= m.mode.aimMs) : '',
-        String(m.emptyResults),
-      ]);
-    }
-  }
-  out.push(table(['pages', 'search', 'p50 ms', 'p95 ms', 'p99 ms', 'queries/s', 'aim p50 ms', 'at 100k', 'empty'], latencyRows));
-
+  out.push(latencyTable(calibration ? [calibration, ...results] : results));
   out.push(`\nScan rate of the vector index (${ROW_BYTES} bytes per page; aim >= ${AIM_SCAN_SHARE * 100}% of bandwidth):`);
   out.push(
     (calibration
@@ -793,7 +890,7 @@ function report(results: SizeResult[], calibration: SizeResult | null, bandwidth
   out.push('');
   out.push(
     table(
-      ['pages', 'HTTP scan ms', 'HTTP GB/s', 'of bw', 'in-process ms', 'in-process GB/s', 'of bw', 'at 100k'],
+      ['pages', 'HTTP scan ms', 'HTTP GB/s', 'of bw', 'in-process ms', 'in-process GB/s', 'of bw', 'aim'],
       results.map((r) => {
         const bytes = r.pages * ROW_BYTES;
         const httpMs = percentile(r.modes[0].latencies, 0.5) - fixedMs;
@@ -808,20 +905,25 @@ function report(results: SizeResult[], calibration: SizeResult | null, bandwidth
           r.scanMs!.toFixed(2),
           procGbs.toFixed(1),
           `${((100 * procGbs) / bandwidth).toFixed(0)}%`,
-          r.pages !== AIM_SIZE ? '' : `${none ? '-' : verdict(httpGbs / bandwidth >= AIM_SCAN_SHARE)} (HTTP) / ${verdict(procGbs / bandwidth >= AIM_SCAN_SHARE)} (in process)`,
+          `${none ? '-' : verdict(httpGbs / bandwidth >= AIM_SCAN_SHARE)} (HTTP) / ${verdict(procGbs / bandwidth >= AIM_SCAN_SHARE)} (in process)`,
         ];
       }),
     ),
   );
 
-  out.push(`\nServer memory (VmRSS) and the index's own account (/ready vector_index); aim <= ${AIM_BYTES_PER_PAGE / 1000} KB per page.`);
+  out.push(`\n${CONCURRENT_CLIENTS} clients searching at alpha 0.5 at once, against the single-client alpha 0.5 rate above; GET /health every 50 ms meanwhile:\n`);
+  out.push(concurrencyTable(results));
+  out.push(
+    `\nServer memory (VmRSS) and the index's own account (/ready vector_index); aim: RSS after queries <= ` +
+      `${AIM_RSS_BASE / 2 ** 20} MB + ${AIM_RSS_PER_VECTOR_BYTE} x the raw vectors (pages x ${DIMS} x 4 bytes).`,
+  );
   out.push(
     `RSS growth/page: (RSS after the first search - before) / pages; net of fixed: less the growth at ${CALIBRATION_PAGES} pages ` +
       `(${(fixedRss / 2 ** 20).toFixed(1)} MB: scan workers, JIT), per page beyond those.\n`,
   );
   out.push(
     table(
-      ['pages', 'RSS before MB', 'after load MB', 'after queries MB', 'load ms', 'RSS growth/page', 'net of fixed', 'vectorBytes/page', 'reservedBytes/page', 'at 100k'],
+      ['pages', 'RSS before MB', 'after load MB', 'after queries MB', 'aim MB', 'load ms', 'RSS growth/page', 'net of fixed', 'vectorBytes/page', 'keyword bytes/page'],
       results.map((r) => {
         const perPage = (r.rssAfter - r.rssBefore) / r.pages;
         const net = (r.rssAfter - r.rssBefore - fixedRss) / (r.pages - CALIBRATION_PAGES);
@@ -830,12 +932,12 @@ function report(results: SizeResult[], calibration: SizeResult | null, bandwidth
           (r.rssBefore / 2 ** 20).toFixed(0),
           (r.rssAfter / 2 ** 20).toFixed(0),
           (r.rssEnd / 2 ** 20).toFixed(0),
+          `${(rssAim(r.pages) / 2 ** 20).toFixed(0)} ${verdict(r.rssEnd <= rssAim(r.pages))}`,
           r.loadMs.toFixed(0),
           kb(perPage),
           Number.isNaN(net) ? '-' : kb(net),
           kb(r.memory.vectorBytes / r.memory.pages),
-          kb(r.memory.reservedBytes / r.memory.pages),
-          r.pages === AIM_SIZE ? `${verdict(perPage <= AIM_BYTES_PER_PAGE)} (RSS) / ${verdict(r.memory.reservedBytes / r.memory.pages <= AIM_BYTES_PER_PAGE)} (reserved)` : '',
+          kb((r.memory.keywordBytes ?? NaN) / r.memory.pages),
         ];
       }),
     ),
@@ -855,7 +957,7 @@ function report(results: SizeResult[], calibration: SizeResult | null, bandwidth
   );
 
   out.push('\nIngest through the API:');
-  for (const r of stages) {
+  for (const r of calibration ? [calibration, ...results] : results) {
     if (r.ingest) out.push(`  up to ${r.pages} pages: ${r.ingest.rate.toFixed(0)} pages/s (${r.ingest.seconds.toFixed(0)} s, ${clients} clients)`);
   }
   out.push(`Machine CPU busy before each measurement (other processes): ${results.map((r) => `${(100 * r.busyBefore).toFixed(0)}%`).join(', ')}`);
@@ -868,20 +970,39 @@ function report(results: SizeResult[], calibration: SizeResult | null, bandwidth
 
 // ---------------------------------------------------------------------------------------------
 
-async function main(): Promise<void> {
-  const started = performance.now();
-  code = await prepareCode();
-  log(`measuring ${code.label}`);
-  log(`background CPU ${(100 * (await busyShare())).toFixed(0)}% of ${availableParallelism()} cores; measuring memory bandwidth`);
-  await probeBandwidth();
+/** Both engines side by side: p50 over HTTP against each run's in-process reference. */
+function summary(byEngine: Map<Engine, SizeResult[]>): string {
+  const rows: string[][] = [];
+  const [first, second] = [...byEngine.keys()];
+  for (const [i, r] of byEngine.get(first)!.entries()) {
+    const other = byEngine.get(second)![i];
+    for (const [m, mode] of MODES.entries()) {
+      const cells = [r, other].flatMap((x) => {
+        const p50 = percentile(x.modes[m].latencies, 0.5);
+        const ref = x.references![mode.reference];
+        return [ms(p50), ms(ref), `${(p50 / ref).toFixed(1)}x`, verdict(p50 <= mode.aimMs(ref))];
+      });
+      rows.push([String(r.pages), mode.name, ...cells]);
+    }
+    const conc = [r, other].map((x) => `${(x.concurrency!.rate / (x.modes[HYBRID].latencies.length / x.modes[HYBRID].seconds)).toFixed(2)}x`);
+    const health = [r, other].map((x) => ms(percentile(x.concurrency!.health, 0.99)));
+    const memory = [r, other].map((x) => `${(x.rssEnd / 2 ** 20).toFixed(0)}/${(rssAim(x.pages) / 2 ** 20).toFixed(0)} MB`);
+    rows.push([String(r.pages), `${CONCURRENT_CLIENTS} clients: throughput, /health p99, RSS/aim`, conc[0], health[0], memory[0], '', conc[1], health[1], memory[1], '']);
+  }
+  const head = (e: Engine) => [`${e} p50`, 'ref', 'ratio', 'aim'];
+  return table(['pages', 'search', ...head(first), ...head(second)], rows);
+}
+
+async function measureEngine(started: number): Promise<SizeResult[]> {
   const setup = await setupEngine();
   let interrupted = false;
-  process.once('SIGINT', () => {
+  const onInterrupt = () => {
     interrupted = true;
     log('interrupted: stopping the server and cleaning up');
     running?.child.kill('SIGKILL');
     void setup.cleanup().finally(() => process.exit(130));
-  });
+  };
+  process.once('SIGINT', onInterrupt);
   try {
     let from = 0;
     if (args.reuse) {
@@ -907,11 +1028,30 @@ async function main(): Promise<void> {
     }
     if (results.length === 0) throw new Error('no size left to measure');
     report(results, calibration, bandwidth, (performance.now() - started) / 1000);
+    return results;
   } finally {
+    process.off('SIGINT', onInterrupt);
     if (running) await stopServer(running);
-    agent.destroy();
     if (!interrupted) await setup.cleanup();
   }
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  code = await prepareCode();
+  log(`measuring ${code.label}`);
+  log(`background CPU ${(100 * (await busyShare())).toFixed(0)}% of ${availableParallelism()} cores; measuring memory bandwidth`);
+  await probeBandwidth();
+  const byEngine = new Map<Engine, SizeResult[]>();
+  try {
+    for (const e of engines) {
+      engine = e;
+      byEngine.set(e, await measureEngine(started));
+    }
+  } finally {
+    agent.destroy();
+  }
+  if (byEngine.size === 2) console.log(`\n## Both engines: p50 over HTTP and the in-process reference of the same run\n\n${summary(byEngine)}`);
 }
 
 await main();
