@@ -16,6 +16,7 @@ const LONGEST = [
   'test/api/durability.test.ts',
   'test/unit/ocr-corpus.test.ts',
   'test/api/search.test.ts',
+  'test/unit/page-index.test.ts',
   'test/api/ingest.test.ts',
   'test/api/answer.test.ts',
   'test/unit/parsers.test.ts',

@@ -29,7 +29,7 @@ const DIMS = 1536;
 const ROW_BYTES = Math.ceil(DIMS / 4) * 16; // the VectorMatrix stride
 /** Pages of the first, tiny stage: its alpha-1 latency is the fixed cost of a search. */
 const CALIBRATION_PAGES = 200;
-const WARMUP_QUERIES = 5;
+const WARMUP_QUERIES = 20;
 const CACHE_DIR = path.join(ROOT, 'node_modules/.cache/folio-bench-search');
 
 const { values: args } = parseArgs({

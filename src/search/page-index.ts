@@ -187,11 +187,20 @@ function positionIn(rows: Int32Array, row: number): number | undefined {
 
 /** Query texts whose lexemes are kept: the prior and the text configuration never change. */
 const QUERY_TERMS_CACHED = 1000;
+/** Filters whose eligible documents are kept on the embedded engine, until the next write. */
+const FILTERS_CACHED = 32;
+
+interface EligibleDocuments {
+  /** The store's local write count before they were read. */
+  writes: number;
+  documents: Promise<ReadonlySet<number>>;
+}
 
 export class PageIndex {
   private readonly workspaces = new Map<number, Promise<WorkspacePages>>();
   private readonly loaded = new Set<WorkspacePages>();
   private readonly termsOf = new Map<string, QueryTerm[]>();
+  private readonly eligible = new Map<string, EligibleDocuments>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -212,6 +221,27 @@ export class PageIndex {
     }
     this.termsOf.set(text, terms);
     return terms;
+  }
+
+  /**
+   * The documents a filter admits, from `read` or, on the embedded engine, from the last read
+   * of the same filter when nothing was written since: users repeat their filters (a tenant,
+   * a category), and each read costs the embedded engine a statement on this thread.
+   */
+  eligibleDocuments(workspaceId: number, filterKey: string, read: () => Promise<ReadonlySet<number>>): Promise<ReadonlySet<number>> {
+    if (!this.localWrites) return read();
+    const key = `${workspaceId}:${filterKey}`;
+    const cached = this.eligible.get(key);
+    this.eligible.delete(key);
+    if (cached && cached.writes === this.localWrites.count) {
+      this.eligible.set(key, cached);
+      return cached.documents;
+    }
+    const entry = { writes: this.localWrites.count, documents: read() };
+    entry.documents.catch(() => this.eligible.delete(key));
+    if (this.eligible.size >= FILTERS_CACHED) this.eligible.delete(this.eligible.keys().next().value!);
+    this.eligible.set(key, entry);
+    return entry.documents;
   }
 
   /**

@@ -101,6 +101,11 @@ export function documentCondition(req: Pick<SearchRequest, 'metadata_filter' | '
     AND ${compileDateFilter(req.updated_at_filter, sql.ref('d.updated_at'), 'updated_at_filter')})`;
 }
 
+/** The request's filters as a cache key: equal keys compile to the same condition. */
+function filterKey(req: SearchRequest): string {
+  return JSON.stringify([req.metadata_filter ?? null, req.created_at_filter ?? null, req.updated_at_filter ?? null]);
+}
+
 async function queryVector(deps: SearchDeps, req: SearchRequest): Promise<Float32Array | null> {
   if (Array.isArray(req.embedding)) {
     const vector = normalizeVector(req.embedding);
@@ -132,11 +137,12 @@ export async function searchPages(deps: SearchDeps, workspaceId: number, req: Se
     condition = documentCondition(req);
   }
 
+  const filter = condition;
   // At alpha 0 the query vector still gives the results their semantic_score.
   const [vector, terms, documents] = await Promise.all([
     queryVector(deps, req),
     typeof req.query === 'string' ? deps.index.queryTerms(req.query) : [],
-    condition ? eligibleDocumentIds(deps.db, workspaceId, condition) : null,
+    filter ? deps.index.eligibleDocuments(workspaceId, filterKey(req), () => eligibleDocumentIds(deps.db, workspaceId, filter)) : null,
   ]);
   const ranked = await deps.index.search(workspaceId, { vector, terms, alpha, documents, k, minRelevance });
   const contents = new Map((await pageContents(deps.db, ranked.map((r) => r.pageId))).map((p) => [p.id, p]));

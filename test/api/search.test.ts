@@ -604,6 +604,21 @@ describe.each(ENGINES)('page search on %s', (engine) => {
       }
     });
 
+    it('answers a repeated filter afresh after a metadata change, a new document and a deletion', async () => {
+      const body = { query: QUERY, alpha: 1, top_k: 1000, metadata_filter: { watch: 'on' } };
+      const ids = async () => (await search(body)).results.map((r) => r.document_id).sort((a, b) => a - b);
+      expect(await ids()).toEqual([]);
+      const patch = await call(t.app, 'PATCH', `/api/v1/documents/external/harbor-0/metadata`, { body: { metadata: { watch: 'on' } } });
+      expect(patch.statusCode).toBe(200);
+      expect(await ids()).toEqual([early[0].documentId]);
+      const added = await ingest('Harbor pilot log 6: a watch kept over the harbor mouth.', { metadata: { watch: 'on' } });
+      expect(await ids()).toEqual([early[0].documentId, added.documentId].sort((a, b) => a - b));
+      expect((await call(t.app, 'DELETE', `/api/v1/documents/internal/${added.documentId}`)).statusCode).toBe(200);
+      const unpatch = await call(t.app, 'PATCH', `/api/v1/documents/external/harbor-0/metadata`, { body: { metadata: { watch: 'off' } } });
+      expect(unpatch.statusCode).toBe(200);
+      expect(await ids()).toEqual([]);
+    });
+
     it('answers nothing when no document matches the filter', async () => {
       for (const body of [
         { query: QUERY, alpha: 0, metadata_filter: { team: 'green' } },
