@@ -8,7 +8,7 @@ import type { LocalWrites } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
 import { indexedPages, loadIndexedPages, pageChangesSince, queryLexemes, type IndexedPage } from '../store/pages.js';
 import { ScanPool, topK, VectorMatrix } from './kernel/index.js';
-import { KeywordIndex, MAX_SLOTS, priorIdf, type QueryTerm } from './keyword-index.js';
+import { KeywordIndex, MAX_SLOTS, priorIdf, type KeywordHits, type QueryTerm } from './keyword-index.js';
 import { ReadWriteGate } from './read-write-gate.js';
 import { keywordScore, semanticScore } from './scores.js';
 import { parseTsvector } from './tsvector.js';
@@ -158,20 +158,6 @@ class WorkspacePages {
   }
 }
 
-/**
- * Candidates of one search by position: first the scanned rows (every row, or `rows`), then
- * keyword hits outside them (`extra` slots); relevance of each, the cosines of the scanned
- * ones, and the keyword scores of those with a hit.
- */
-interface Candidates {
-  rows: Int32Array | null;
-  scanned: number;
-  extra: number[];
-  relevance: Float64Array;
-  cosines: Float32Array | null;
-  keyword: Map<number, number>;
-}
-
 /** The position of `row` in the sorted `rows`, or undefined. */
 function positionIn(rows: Int32Array, row: number): number | undefined {
   let lo = 0;
@@ -201,6 +187,8 @@ export class PageIndex {
   private readonly loaded = new Set<WorkspacePages>();
   private readonly termsOf = new Map<string, QueryTerm[]>();
   private readonly eligible = new Map<string, EligibleDocuments>();
+  /** Scratch for rank(), which runs synchronously: one buffer serves every search. */
+  private relevance = new Float64Array(0);
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -253,28 +241,31 @@ export class PageIndex {
     const ws = await this.workspace(workspaceId);
     await this.catchUp(workspaceId, ws);
     return ws.gate.read(async () => {
-      const c = await this.candidates(ws, q);
-      const slotAt = (i: number) => (i < c.scanned ? ws.rowSlot[c.rows ? c.rows[i] : i] : c.extra[i - c.scanned]);
-      const best = Array.from(topK(c.relevance, q.k, (i) => ws.slotPage[slotAt(i)])).filter((i) => c.relevance[i] > q.minRelevance);
-      const results = best.map((i) => ({
-        pageId: ws.slotPage[slotAt(i)],
-        relevance: c.relevance[i],
-        semantic: c.cosines && i < c.scanned ? semanticScore(c.cosines[i]) : 0,
-        keyword: c.keyword.get(i) ?? 0,
-      }));
-      await this.completeScores(ws, q, results, best.map(slotAt));
-      return results;
+      const { documents, alpha } = q;
+      const accepts = documents ? (slot: number) => documents.has(ws.slotDocument[slot]) : null;
+      const hits = alpha < 1 && q.terms.length > 0 ? ws.keyword.rank(q.terms, accepts) : { slots: [], ranks: [] };
+      const rows = q.vector && alpha > 0 && documents ? ws.rowsOf(documents) : null;
+      const rank = (cosines: Float32Array | null) => this.rank(ws, q, hits, rows, cosines);
+      const ranked = q.vector && alpha > 0 ? await this.pool.scoreWith(ws.matrix, q.vector, rows ?? undefined, rank) : rank(null);
+      await this.completeScores(ws, q, ranked.results, ranked.slots);
+      return ranked.results;
     });
   }
 
-  private async candidates(ws: WorkspacePages, q: PageQuery): Promise<Candidates> {
-    const { documents, alpha } = q;
-    const accepts = documents ? (slot: number) => documents.has(ws.slotDocument[slot]) : null;
-    const hits = alpha < 1 && q.terms.length > 0 ? ws.keyword.rank(q.terms, accepts) : { slots: [], ranks: [] };
-    const rows = q.vector && alpha > 0 && documents ? ws.rowsOf(documents) : null;
-    const cosines = q.vector && alpha > 0 ? await this.pool.score(ws.matrix, q.vector, rows ?? undefined) : null;
+  /**
+   * The best candidates, by position: first the scanned rows (every row, or `rows`), then
+   * keyword hits outside them. Runs synchronously while `cosines` (a pooled buffer) is valid,
+   * in a relevance buffer kept for the next search.
+   */
+  private rank(
+    ws: WorkspacePages,
+    q: PageQuery,
+    hits: KeywordHits,
+    rows: Int32Array | null,
+    cosines: Float32Array | null,
+  ): { results: RankedPage[]; slots: number[] } {
+    const { alpha } = q;
     const scanned = cosines ? cosines.length : 0;
-
     const keyword = new Map<number, number>();
     const extra: number[] = [];
     const at = (slot: number): number | undefined => {
@@ -283,14 +274,27 @@ export class PageIndex {
       return rows ? positionIn(rows, row) : row;
     };
     const positions = hits.slots.map((slot) => at(slot) ?? scanned + extra.push(slot) - 1);
-    const relevance = new Float64Array(scanned + extra.length);
+    const n = scanned + extra.length;
+    if (this.relevance.length < n) this.relevance = new Float64Array(Math.ceil(n * 1.25));
+    const relevance = this.relevance.subarray(0, n);
     for (let i = 0; i < scanned; i++) relevance[i] = alpha * semanticScore(cosines![i]);
+    relevance.fill(0, scanned);
     positions.forEach((p, h) => {
       const score = keywordScore(hits.ranks[h]);
       keyword.set(p, score);
       relevance[p] = alpha * (p < scanned ? semanticScore(cosines![p]) : 0) + (1 - alpha) * score;
     });
-    return { rows, scanned, extra, relevance, cosines, keyword };
+    const slotAt = (i: number) => (i < scanned ? ws.rowSlot[rows ? rows[i] : i] : extra[i - scanned]);
+    const best = Array.from(topK(relevance, q.k, (i) => ws.slotPage[slotAt(i)])).filter((i) => relevance[i] > q.minRelevance);
+    return {
+      results: best.map((i) => ({
+        pageId: ws.slotPage[slotAt(i)],
+        relevance: relevance[i],
+        semantic: i < scanned ? semanticScore(cosines![i]) : 0,
+        keyword: keyword.get(i) ?? 0,
+      })),
+      slots: best.map(slotAt),
+    };
   }
 
   /** Fills in the score the ranking did not need: keyword at alpha 1, semantic at alpha 0. */

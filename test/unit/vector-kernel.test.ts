@@ -61,6 +61,42 @@ describe('vector scan kernel', () => {
     await expect(pool.score(matrix, randomUnit(8))).rejects.toThrow(/dims/);
   });
 
+  it('scores into pooled buffers with scoreWith, concurrent full scans in shared passes, as score does', async () => {
+    const { matrix, vectors } = filled(1536, 2500);
+    // More full scans than one pass takes (MAX_QUERIES), and scans of some rows between them.
+    const queries = Array.from({ length: 21 }, () => randomUnit(1536));
+    const rows = Int32Array.from({ length: 300 }, (_, i) => (i * 7) % 2500);
+    const seen = new Set<ArrayBufferLike>();
+    const copies = await Promise.all(
+      queries.map((query, i) =>
+        pool.scoreWith(matrix, query, i % 2 ? rows : undefined, (scores) => {
+          seen.add(scores.buffer);
+          return scores.slice();
+        }),
+      ),
+    );
+    copies.forEach((scores, i) => {
+      const expected = i % 2 ? Array.from(rows, (r) => vectors[r]) : vectors;
+      expect(scores).toHaveLength(expected.length);
+      expectScores(scores, queries[i], expected);
+    });
+    // Later scans reuse those buffers instead of allocating their own.
+    const buffers = new Set<ArrayBufferLike>();
+    for (const query of queries) await pool.scoreWith(matrix, query, undefined, (scores) => buffers.add(scores.buffer));
+    expect([...buffers].every((b) => seen.has(b))).toBe(true);
+    // A caller whose reading fails gets its error; the others of its pass their scores.
+    const [failed, fine] = await Promise.allSettled([
+      pool.scoreWith(matrix, queries[0], undefined, () => {
+        throw new Error('reader failed');
+      }),
+      pool.scoreWith(matrix, queries[1], undefined, (scores) => scores.slice()),
+    ]);
+    expect(failed).toMatchObject({ status: 'rejected', reason: new Error('reader failed') });
+    expect(fine.status).toBe('fulfilled');
+    expectScores((fine as PromiseFulfilledResult<Float32Array>).value, queries[1], vectors);
+    await expect(pool.scoreWith(matrix, randomUnit(8), undefined, () => 0)).rejects.toThrow(/dims/);
+  });
+
   it('keeps existing rows when it grows past its capacity, also for workers already attached', async () => {
     const { matrix, vectors } = filled(1536, 3, { capacity: 2 });
     const query = randomUnit(1536);

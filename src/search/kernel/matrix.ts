@@ -8,6 +8,8 @@ const PAGE = 65536;
 const MAX_PAGES = 65536; // wasm32: 4 GiB
 /** Rows a thread scores per kernel call; bounds the scratch each thread needs. */
 export const CHUNK = 512;
+/** Queries one pass over the matrix scores at once (ScanPool batches concurrent scans). */
+export const MAX_QUERIES = 8;
 
 export interface VectorMatrixOptions {
   /** Rows to allocate up front (default 256); growth doubles from there. */
@@ -23,7 +25,9 @@ export interface MatrixLayout {
   dims: number;
   /** Bytes per row: dims rounded up to 16 floats, the padding zero, so the kernel needs no tail loop. */
   stride: number;
-  /** Bytes per scratch slot: the padded query, then CHUNK row indices, then CHUNK scores. */
+  /** Queries a scratch slot holds. */
+  queries: number;
+  /** Bytes per scratch slot: `queries` padded queries, then CHUNK row indices, then CHUNK scores per query. */
   slotBytes: number;
   /** Byte offset of row 0, after the slots. */
   header: number;
@@ -54,9 +58,9 @@ export class VectorMatrix {
     this.slots = opts.slots ?? availableParallelism();
     if (!Number.isInteger(this.slots) || this.slots < 1) throw new RangeError(`slots must be a positive integer`);
     const stride = Math.ceil(dims / 16) * 64;
-    const slotBytes = stride + CHUNK * 8;
+    const slotBytes = MAX_QUERIES * stride + CHUNK * 4 * (1 + MAX_QUERIES);
     const header = Math.ceil((this.slots * slotBytes) / 64) * 64;
-    this.layout = { dims, stride, slotBytes, header };
+    this.layout = { dims, stride, queries: MAX_QUERIES, slotBytes, header };
     const fit = Math.floor((MAX_PAGES * PAGE - header) / stride);
     this.maxRows = Math.min(opts.maxRows ?? fit, fit);
     const capacity = Math.min(opts.capacity ?? 256, this.maxRows);

@@ -1,9 +1,11 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { CHUNK, kernelModule, type MatrixLayout, type VectorMatrix } from './matrix.js';
+import { CHUNK, kernelModule, MAX_QUERIES, type MatrixLayout, type VectorMatrix } from './matrix.js';
 
 /** Below this many bytes per thread, splitting costs more in messages than it saves. */
 const MIN_PART_BYTES = 1 << 20;
+/** Output buffers kept for reuse by scoreWith(). */
+const MAX_FREE_OUTPUTS = 8;
 
 // Plain script source, evaluated by the worker: the same text runs from dist/ and from
 // TypeScript under vitest or tsx, with no worker file to resolve. It must parse both
@@ -22,7 +24,8 @@ import('node:worker_threads').then(({ parentPort, workerData }) => {
         k = { memory: job.memory, exports: new WebAssembly.Instance(workerData.module, { env }).exports };
         kernels.set(job.matrix, k);
       }
-      scan(k, job);
+      if (job.nq) scanMulti(k, job);
+      else scan(k, job);
       parentPort.postMessage({ job: job.job });
     } catch (err) {
       parentPort.postMessage({ job: job.job, error: String((err && err.stack) || err) });
@@ -33,7 +36,7 @@ import('node:worker_threads').then(({ parentPort, workerData }) => {
 // (query, row indices, scores) and copies each chunk's scores out to the caller's buffer.
 function scan({ exports, memory }, { layout, slot, start, end, query, rows, out }) {
   const { stride, header } = layout;
-  const q = slot * layout.slotBytes, idx = q + stride, res = idx + CHUNK * 4;
+  const q = slot * layout.slotBytes, idx = q + layout.queries * stride, res = idx + CHUNK * 4;
   const f32 = new Float32Array(memory.buffer);
   const scores = new Float32Array(out);
   f32.set(query, q / 4); // the padding after it is never written, so stays zero
@@ -46,6 +49,20 @@ function scan({ exports, memory }, { layout, slot, start, end, query, rows, out 
       exports.scan(q, header + i * stride, stride, n, res);
     }
     scores.set(f32.subarray(res / 4, res / 4 + n), i);
+  }
+}
+// Scores rows [start, end) against nq queries in one pass; query j's scores start at
+// j * total in the caller's buffer.
+function scanMulti({ exports, memory }, { layout, slot, start, end, query, nq, total, out }) {
+  const { stride, header, dims } = layout;
+  const q = slot * layout.slotBytes, res = q + layout.queries * stride + CHUNK * 4;
+  const f32 = new Float32Array(memory.buffer);
+  const scores = new Float32Array(out);
+  for (let j = 0; j < nq; j++) f32.set(query.subarray(j * dims, (j + 1) * dims), (q + j * stride) / 4);
+  for (let i = start; i < end; i += CHUNK) {
+    const n = Math.min(CHUNK, end - i);
+    exports.scan_multi(q, nq, header + i * stride, stride, n, res, CHUNK);
+    for (let j = 0; j < nq; j++) scores.set(f32.subarray(res / 4 + j * CHUNK, res / 4 + j * CHUNK + n), j * total + i);
   }
 }
 `;
@@ -62,14 +79,24 @@ interface Job {
   slot: number;
   start: number;
   end: number;
+  /** One query, or `nq` of them one after another. */
   query: Float32Array;
   rows?: Int32Array;
+  /** Queries scored in one pass, and the rows of the whole scan (the stride of their scores in `out`). */
+  nq?: number;
+  total?: number;
   out: SharedArrayBuffer;
 }
 
 interface Reply {
   job: number;
   error?: string;
+}
+
+/** Full scans of one matrix waiting for the running one, to go together in the next pass. */
+interface MatrixQueue {
+  running: boolean;
+  waiting: { query: Float32Array; settle: (scores: Float32Array | Error) => void }[];
 }
 
 interface Pending {
@@ -95,6 +122,8 @@ export class ScanPool {
   #pending = new Map<number, Pending>();
   #nextJob = 1;
   #failed: Error | undefined;
+  #outputs: SharedArrayBuffer[] = [];
+  #queues = new WeakMap<VectorMatrix, MatrixQueue>();
   // A matrix dropped without release() still frees its memory in the workers.
   #registry = new FinalizationRegistry<number>((id) => this.#detach(id));
 
@@ -114,6 +143,102 @@ export class ScanPool {
    * The scores live in a SharedArrayBuffer of their own.
    */
   async score(matrix: VectorMatrix, query: Float32Array, rows?: Int32Array): Promise<Float32Array> {
+    const out = new SharedArrayBuffer((rows ? rows.length : matrix.rows) * 4);
+    await this.#scan(matrix, query, rows, out);
+    return new Float32Array(out);
+  }
+
+  /**
+   * Like score(), into a pooled buffer that `use` reads before it goes back to the pool: a
+   * search then allocates no scores, whose churn of large buffers grows the process's memory.
+   * Scans of every row that arrive while one of the same matrix runs wait for it and then go
+   * together, up to MAX_QUERIES in one pass: the pass costs about what one scan costs, since a
+   * scan is bound by memory bandwidth, not arithmetic.
+   */
+  async scoreWith<T>(matrix: VectorMatrix, query: Float32Array, rows: Int32Array | undefined, use: (scores: Float32Array) => T): Promise<T> {
+    if (!rows) {
+      this.#check(matrix, query, undefined);
+      return new Promise<T>((resolve, reject) => {
+        let queue = this.#queues.get(matrix);
+        if (!queue) this.#queues.set(matrix, (queue = { running: false, waiting: [] }));
+        queue.waiting.push({
+          query,
+          settle: (scores) => {
+            if (scores instanceof Error) return reject(scores);
+            try {
+              resolve(use(scores));
+            } catch (error) {
+              reject(error);
+            }
+          },
+        });
+        if (!queue.running) void this.#drain(matrix, queue);
+      });
+    }
+    const out = this.#acquire(rows.length * 4);
+    // After a failed scan another part may still be writing: that buffer is not reused.
+    await this.#scan(matrix, query, rows, out);
+    try {
+      return use(new Float32Array(out, 0, rows.length));
+    } finally {
+      this.#release(out);
+    }
+  }
+
+  /** Scans for the queries waiting on `matrix`, up to MAX_QUERIES per pass, until none wait. */
+  async #drain(matrix: VectorMatrix, queue: MatrixQueue): Promise<void> {
+    queue.running = true;
+    while (queue.waiting.length > 0) {
+      const batch = queue.waiting.splice(0, MAX_QUERIES);
+      const n = matrix.rows;
+      const out = this.#acquire(batch.length * n * 4);
+      try {
+        await this.#scanMany(matrix, batch.map((w) => w.query), out);
+      } catch (error) {
+        for (const w of batch) w.settle(error instanceof Error ? error : new Error(String(error)));
+        continue;
+      }
+      batch.forEach((w, j) => w.settle(new Float32Array(out, j * n * 4, n)));
+      this.#release(out);
+    }
+    queue.running = false;
+  }
+
+  async #scanMany(matrix: VectorMatrix, queries: Float32Array[], out: SharedArrayBuffer): Promise<void> {
+    if (this.#failed) throw this.#failed;
+    const n = matrix.rows;
+    const all = new Float32Array(queries.length * matrix.dims);
+    queries.forEach((q, j) => all.set(q, j * matrix.dims));
+    const parts = Math.min(this.threads, matrix.slots, Math.ceil((n * matrix.layout.stride) / MIN_PART_BYTES));
+    const jobs: Promise<void>[] = [];
+    for (let p = 0; p < parts; p++) {
+      const start = Math.floor((n * p) / parts);
+      const end = Math.floor((n * (p + 1)) / parts);
+      jobs.push(this.#post(p, matrix, { layout: matrix.layout, slot: p, start, end, query: all, nq: queries.length, total: n, out }));
+    }
+    await Promise.all(jobs);
+  }
+
+  /** The smallest free output buffer that holds `bytes`, or a new one with a quarter to spare. */
+  #acquire(bytes: number): SharedArrayBuffer {
+    let best = -1;
+    this.#outputs.forEach((b, i) => {
+      if (b.byteLength >= bytes && (best < 0 || b.byteLength < this.#outputs[best].byteLength)) best = i;
+    });
+    if (best < 0) return new SharedArrayBuffer(Math.ceil((bytes * 1.25) / 4096) * 4096);
+    return this.#outputs.splice(best, 1)[0];
+  }
+
+  #release(out: SharedArrayBuffer): void {
+    this.#outputs.push(out);
+    // As many as scans run at once; the smallest go first (the matrix outgrew them).
+    if (this.#outputs.length > MAX_FREE_OUTPUTS) {
+      this.#outputs.sort((a, b) => b.byteLength - a.byteLength);
+      this.#outputs.length = MAX_FREE_OUTPUTS;
+    }
+  }
+
+  #check(matrix: VectorMatrix, query: Float32Array, rows: Int32Array | undefined): void {
     if (this.#failed) throw this.#failed;
     const owner = owners.get(matrix);
     if (owner && owner !== this && !owner.#failed) {
@@ -128,8 +253,11 @@ export class ScanPool {
         if (row < 0 || row >= matrix.rows) throw new RangeError(`row ${row} out of range (${matrix.rows} rows)`);
       }
     }
+  }
+
+  async #scan(matrix: VectorMatrix, query: Float32Array, rows: Int32Array | undefined, out: SharedArrayBuffer): Promise<void> {
+    this.#check(matrix, query, rows);
     const n = rows ? rows.length : matrix.rows;
-    const out = new SharedArrayBuffer(n * 4);
     const parts = Math.min(this.threads, matrix.slots, Math.ceil((n * matrix.layout.stride) / MIN_PART_BYTES));
     const q = query.slice(); // posting a view would copy its whole buffer
     const jobs: Promise<void>[] = [];
@@ -140,7 +268,6 @@ export class ScanPool {
       jobs.push(this.#post(p, matrix, { layout: matrix.layout, slot: p, start, end, query: q, rows: part, out }));
     }
     await Promise.all(jobs);
-    return new Float32Array(out);
   }
 
   /** Lets the workers drop their instance of `matrix` (and their hold on its memory). */

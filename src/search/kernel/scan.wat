@@ -68,6 +68,30 @@
         (local.set $out (i32.add (local.get $out) (i32.const 4)))
         (br $next))))
 
+  ;; Scores $n consecutive rows, the first at $p, against $nq queries $stride apart from $q:
+  ;; row i with query j goes to the f32 at $out + 4 (j * $outStride + i). Each row is read
+  ;; from memory once and stays in cache for its $nq dot products, so concurrent searches
+  ;; share one pass over the matrix instead of dividing the memory bandwidth.
+  (func (export "scan_multi") (param $q i32) (param $nq i32) (param $p i32) (param $stride i32)
+                              (param $n i32) (param $out i32) (param $outStride i32)
+    (local $i i32) (local $j i32)
+    (block $rows_done
+      (loop $rows
+        (br_if $rows_done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $j (i32.const 0))
+        (block $queries_done
+          (loop $queries
+            (br_if $queries_done (i32.ge_u (local.get $j) (local.get $nq)))
+            (f32.store
+              (i32.add (local.get $out)
+                (i32.shl (i32.add (i32.mul (local.get $j) (local.get $outStride)) (local.get $i)) (i32.const 2)))
+              (call $dot (i32.add (local.get $q) (i32.mul (local.get $j) (local.get $stride))) (local.get $p) (local.get $stride)))
+            (local.set $j (i32.add (local.get $j) (i32.const 1)))
+            (br $queries)))
+        (local.set $p (i32.add (local.get $p) (local.get $stride)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $rows))))
+
   ;; Scores the $n rows whose indices are the i32s at $idx (row i at $base + i * $stride).
   (func (export "gather") (param $q i32) (param $base i32) (param $stride i32) (param $idx i32)
                           (param $n i32) (param $out i32)
