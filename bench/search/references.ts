@@ -26,6 +26,16 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
+/** 64 seeded random unit vectors: the rows of an in-process matrix repeat them. */
+export function unitSamples(seed: number): Float32Array[] {
+  const rng = mulberry32(seedOf(seed, 3));
+  return Array.from({ length: 64 }, () => {
+    const v = new Float32Array(DIMS).map(() => rng() - 0.5);
+    const norm = Math.hypot(...v);
+    return v.map((x) => x / norm);
+  });
+}
+
 /** Lower-case words with their counts: the reference's stand-in for PostgreSQL's lexemes. */
 function words(text: string): TermCount[] {
   const counts = new Map<string, number>();
@@ -58,12 +68,7 @@ export async function measureReferences(
   const matrix = new VectorMatrix(DIMS, { capacity: pages });
   const index = new keyword.KeywordIndex();
   try {
-    const rng = mulberry32(seedOf(seed, 3));
-    const samples = Array.from({ length: 64 }, () => {
-      const v = new Float32Array(DIMS).map(() => rng() - 0.5);
-      const norm = Math.hypot(...v);
-      return v.map((x) => x / norm);
-    });
+    const samples = unitSamples(seed);
     for (let r = 0; r < pages; r++) {
       matrix.append(samples[r % samples.length]);
       index.add(r, words(corpus.page(r).content));

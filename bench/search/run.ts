@@ -18,8 +18,8 @@ import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import type { Engine } from '../../src/store/engine.js';
 import type { Database } from '../../src/store/schema.js';
 import { measureBandwidth } from '../scan/bandwidth.js';
-import { Corpus, mulberry32, seedOf } from './corpus.js';
-import { measureReferences, type References } from './references.js';
+import { Corpus } from './corpus.js';
+import { measureReferences, unitSamples, type References } from './references.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -459,12 +459,7 @@ async function scanInProcess(rows: number): Promise<number> {
   const pool = new ScanPool();
   const matrix = new VectorMatrix(DIMS, { capacity: rows });
   try {
-    const rng = mulberry32(seedOf(seed, 3));
-    const samples = Array.from({ length: 64 }, () => {
-      const v = new Float32Array(DIMS).map(() => rng() - 0.5);
-      const norm = Math.hypot(...v);
-      return v.map((x) => x / norm);
-    });
+    const samples = unitSamples(seed);
     for (let r = 0; r < rows; r++) matrix.append(samples[r % samples.length]);
     const times: number[] = [];
     for (let i = 0; i < 35; i++) {
