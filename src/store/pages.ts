@@ -147,7 +147,12 @@ export interface PageContent {
   content: string;
 }
 
+/** The pages' contents; one array parameter, so the statement's text is the same whatever the count. */
 export async function pageContents(db: Kysely<Database>, pageIds: number[]): Promise<PageContent[]> {
   if (pageIds.length === 0) return [];
-  return db.selectFrom('pages').select(['id', 'document_id', 'page_number', 'content']).where('id', 'in', pageIds).execute();
+  return db
+    .selectFrom('pages')
+    .select(['id', 'document_id', 'page_number', 'content'])
+    .where('id', '=', sql<number>`ANY(${pageIds}::bigint[])`)
+    .execute();
 }
