@@ -17,8 +17,11 @@ import { EMBEDDING_DIMENSIONS } from './vectors.js';
 export interface PageQuery {
   /** The query's unit vector, or null when it has none (every semantic score is then 0). */
   vector: Float32Array | null;
-  /** The query's lexemes with their weights (empty without query text). */
-  terms: readonly QueryTerm[];
+  /**
+   * The query's lexemes with their weights (empty without query text), perhaps still being
+   * read: a scan starts without them.
+   */
+  terms: Promise<readonly QueryTerm[]>;
   alpha: number;
   /** The eligible documents, or null when nothing is filtered. */
   documents: ReadonlySet<number> | null;
@@ -31,6 +34,12 @@ export interface RankedPage {
   relevance: number;
   semantic: number;
   keyword: number;
+}
+
+/** The best pages and their slots, valid while the gate is held. */
+interface RankedCandidates {
+  results: RankedPage[];
+  slots: number[];
 }
 
 export interface IndexMemory {
@@ -243,11 +252,24 @@ export class PageIndex {
     return ws.gate.read(async () => {
       const { documents, alpha } = q;
       const accepts = documents ? (slot: number) => documents.has(ws.slotDocument[slot]) : null;
-      const hits = alpha < 1 && q.terms.length > 0 ? ws.keyword.rank(q.terms, accepts) : { slots: [], ranks: [] };
+      const hitsOf = (terms: readonly QueryTerm[]): KeywordHits =>
+        alpha < 1 && terms.length > 0 ? ws.keyword.rank(terms, accepts) : { slots: [], ranks: [] };
       const rows = q.vector && alpha > 0 && documents ? ws.rowsOf(documents) : null;
-      const rank = (cosines: Float32Array | null) => this.rank(ws, q, hits, rows, cosines);
-      const ranked = q.vector && alpha > 0 ? await this.pool.scoreWith(ws.matrix, q.vector, rows ?? undefined, rank) : rank(null);
-      await this.completeScores(ws, q, ranked.results, ranked.slots);
+      let ranked: RankedCandidates;
+      if (q.vector && alpha > 0) {
+        // The scan and the reading of the query's lexemes overlap. At alpha 1 the ranking
+        // needs no lexemes; a hybrid whose lexemes are not read yet ranks from a copy of the
+        // cosines (the pooled buffer is valid only during the callback).
+        const read: { terms: readonly QueryTerm[] | null } = { terms: null };
+        q.terms.then((terms) => (read.terms = terms)).catch(() => undefined);
+        const scanned = await this.pool.scoreWith(ws.matrix, q.vector, rows ?? undefined, (cosines) =>
+          alpha === 1 || read.terms ? this.rank(ws, q, hitsOf(read.terms ?? []), rows, cosines) : cosines.slice(),
+        );
+        ranked = scanned instanceof Float32Array ? this.rank(ws, q, hitsOf(await q.terms), rows, scanned) : scanned;
+      } else {
+        ranked = this.rank(ws, q, hitsOf(await q.terms), rows, null);
+      }
+      await this.completeScores(ws, q, await q.terms, ranked);
       return ranked.results;
     });
   }
@@ -263,7 +285,7 @@ export class PageIndex {
     hits: KeywordHits,
     rows: Int32Array | null,
     cosines: Float32Array | null,
-  ): { results: RankedPage[]; slots: number[] } {
+  ): RankedCandidates {
     const { alpha } = q;
     const scanned = cosines ? cosines.length : 0;
     const keyword = new Map<number, number>();
@@ -298,10 +320,10 @@ export class PageIndex {
   }
 
   /** Fills in the score the ranking did not need: keyword at alpha 1, semantic at alpha 0. */
-  private async completeScores(ws: WorkspacePages, q: PageQuery, results: RankedPage[], slots: number[]): Promise<void> {
+  private async completeScores(ws: WorkspacePages, q: PageQuery, terms: readonly QueryTerm[], { results, slots }: RankedCandidates): Promise<void> {
     if (results.length === 0) return;
-    if (q.alpha === 1 && q.terms.length > 0) {
-      results.forEach((r, i) => (r.keyword = keywordScore(ws.keyword.rankOf(q.terms, slots[i]))));
+    if (q.alpha === 1 && terms.length > 0) {
+      results.forEach((r, i) => (r.keyword = keywordScore(ws.keyword.rankOf(terms, slots[i]))));
     }
     if (q.alpha === 0 && q.vector !== null) {
       const embedded = slots.map((slot, i) => ({ row: ws.slotRow[slot], i })).filter(({ row }) => row >= 0);

@@ -138,10 +138,12 @@ export async function searchPages(deps: SearchDeps, workspaceId: number, req: Se
   }
 
   const filter = condition;
+  // The lexemes are read while the index scans; a failure is reported by the search that awaits them.
+  const terms = typeof req.query === 'string' ? deps.index.queryTerms(req.query) : Promise.resolve([]);
+  terms.catch(() => undefined);
   // At alpha 0 the query vector still gives the results their semantic_score.
-  const [vector, terms, documents] = await Promise.all([
+  const [vector, documents] = await Promise.all([
     queryVector(deps, req),
-    typeof req.query === 'string' ? deps.index.queryTerms(req.query) : [],
     filter ? deps.index.eligibleDocuments(workspaceId, filterKey(req), () => eligibleDocumentIds(deps.db, workspaceId, filter)) : null,
   ]);
   const ranked = await deps.index.search(workspaceId, { vector, terms, alpha, documents, k, minRelevance });

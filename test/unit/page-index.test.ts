@@ -63,7 +63,7 @@ describe.each(ENGINES)('page index on %s', (engine) => {
       if (q.documents && !q.documents.has(page.document_id)) continue;
       const terms = parseTsvector(page.tsv);
       let r = 0;
-      for (const t of q.terms) {
+      for (const t of await q.terms) {
         const hit = terms.find((x) => x.lexeme === t.lexeme);
         if (hit) r += (SCALE * t.weight * hit.tf * (K1 + 1)) / (hit.tf + K1 * (1 - B + (B * terms.length) / L));
       }
@@ -82,7 +82,7 @@ describe.each(ENGINES)('page index on %s', (engine) => {
   }
 
   async function queryOf(text: string, alpha: number, documents: ReadonlySet<number> | null = null): Promise<PageQuery> {
-    return { vector: normalizeVector(hashEmbed(text)), terms: await index.queryTerms(text), alpha, documents, k: 25, minRelevance: 0 };
+    return { vector: normalizeVector(hashEmbed(text)), terms: index.queryTerms(text), alpha, documents, k: 25, minRelevance: 0 };
   }
 
   /**
@@ -129,6 +129,17 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     for (const [text, alpha] of queries) {
       await expectReference(await queryOf(text, alpha));
       await expectReference(await queryOf(text, alpha, new Set(documents.filter((_, i) => i % 3 === 1))));
+    }
+  }, 60_000);
+
+  it('ranks a hybrid as the reference whether its lexemes arrive before or after the scan', async () => {
+    for (const [text, alpha] of queries) {
+      const early = await queryOf(text, alpha);
+      const terms = await early.terms;
+      // Lexemes that arrive long after the scan: the hybrid ranks from its copy of the cosines.
+      const late = new Promise<typeof terms>((resolve) => setTimeout(() => resolve(terms), 50));
+      await expectReference({ ...early, terms: late });
+      await expectReference({ ...early, terms: Promise.resolve(terms) });
     }
   }, 60_000);
 
