@@ -12,6 +12,22 @@ export default tseslint.config(
     },
   },
   {
+    // Only the store builds SQL (docs/architecture.md); .dependency-cruiser.cjs keeps kysely's
+    // values out, this keeps the query builder's entry points out of code handed a database.
+    files: ['src/**/*.ts'],
+    ignores: ['src/store/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.property.name=/^(selectFrom|selectNoFrom|insertInto|updateTable|deleteFrom|mergeInto|replaceInto|transaction|connection|executeQuery|withRecursive)$/]",
+          message: 'SQL is built in src/store only: add a repository function there.',
+        },
+      ],
+    },
+  },
+  {
     files: ['src/main.ts', 'bench/**'],
     rules: { 'no-console': 'off' },
   },

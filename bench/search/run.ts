@@ -133,8 +133,9 @@ interface Modules {
   hashing: typeof import('../../src/providers/embeddings/hashing.js');
   keyword: typeof import('../../src/search/keyword-index.js');
   kernel: typeof import('../../src/search/kernel/index.js');
-  search: typeof import('../../src/search/search.js');
   engine: typeof import('../../src/store/engine.js');
+  filter: typeof import('../../src/store/filter.js');
+  matching: typeof import('../../src/store/matching.js');
   lock: typeof import('../../src/store/lock.js');
   pages: typeof import('../../src/store/pages.js');
 }
@@ -165,8 +166,9 @@ async function loadModules(file: (module: string) => string): Promise<Modules> {
     hashing: await load('providers/embeddings/hashing'),
     keyword: await load('search/keyword-index'),
     kernel: await load('search/kernel/index'),
-    search: await load('search/search'),
     engine: await load('store/engine'),
+    filter: await load('store/filter'),
+    matching: await load('store/matching'),
     lock: await load('store/lock'),
     pages: await load('store/pages'),
   };
@@ -600,10 +602,10 @@ async function keywordMatches(db: Kysely<Database>, ws: number, text: string): P
 
 async function analyse(a: Analysis, pages: number, explain: boolean): Promise<SqlParts> {
   const { db } = a;
-  const { eligibleDocumentIds, pageChangesSince, pageContents } = mod().pages;
-  const { documentCondition } = mod().search;
+  const { pageChangesSince, pageContents } = mod().pages;
+  const { eligibleDocumentIds } = mod().matching;
   const ws = await workspaceId(db);
-  const filter = documentCondition({ metadata_filter: { bucket: 3 } })!;
+  const filter = mod().filter.compileDocumentFilter({ metadata_filter: { bucket: 3 } })!;
   const shares: number[] = [];
   for (let i = 0; i < 40; i++) shares.push((await keywordMatches(db, ws, queryText(1, i))) / pages);
   const someIds = (await db.selectFrom('pages').select('id').where('workspace_id', '=', ws).orderBy('id').limit(10).offset(Math.floor(pages / 3)).execute()).map((r) => r.id);

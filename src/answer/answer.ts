@@ -4,7 +4,8 @@
 // without one, the extractive answer from the best sentences. Sources list the cited pages
 // first (marker [n] is sources[n-1]), then the other retrieved pages, up to top_k.
 import type { LlmProvider } from '../providers/llm/types.js';
-import { documentCondition, searchPages, type SearchDeps } from '../search/search.js';
+import { findPages, type SearchDeps } from '../search/search.js';
+import { compileDocumentFilter } from '../store/filter.js';
 import {
   NOT_FOUND_ANSWER,
   composeExtractive,
@@ -17,7 +18,7 @@ import {
 } from './extractive.js';
 import { buildPassages, groundedAnswer } from './grounded.js';
 import type { Optimizer } from './optimize.js';
-import { documentMetadata, knownWords, sentencesOfPages } from './passages.js';
+import { documentMetadata, knownWords, sentencesOfPages } from '../store/passages.js';
 
 /** alpha of the retrieval: keyword and semantic scores weigh the same. */
 export const ANSWER_ALPHA = 0.5;
@@ -85,13 +86,12 @@ export async function answerQuestion(deps: AnswerDeps, workspaceId: number, req:
   const topK = req.top_k ?? 5;
   const question = req.question.trim();
   // The caller's filters are checked before anything else (400 on an invalid one).
-  documentCondition(req);
+  const filter = compileDocumentFilter(req);
 
   const optimized = await deps.optimizer.optimize(workspaceId, {
     text: question,
     metadata_filter: req.metadata_filter,
-    created_at_filter: req.created_at_filter,
-    updated_at_filter: req.updated_at_filter,
+    filter,
     optimizeText: req.optimize_question === true,
     optimizeMetadata: req.optimize_metadata === true,
   });
@@ -104,18 +104,16 @@ export async function answerQuestion(deps: AnswerDeps, workspaceId: number, req:
     optimized_metadata: optimized.metadata_filter ?? {},
   });
 
-  const search = await searchPages({ db: deps.db, index: deps.index, embedder: deps.embedder }, workspaceId, {
-    query: searchQuestion,
-    alpha: ANSWER_ALPHA,
-    top_k: Math.min(MAX_POOL, Math.max(topK, MIN_POOL)),
-    metadata_filter: optimized.metadata_filter,
-    created_at_filter: req.created_at_filter,
-    updated_at_filter: req.updated_at_filter,
-  });
-  if (search.results.length === 0) return { data: envelope(NOT_FOUND_ANSWER, []), mode: 'none' };
+  const results = await findPages(
+    deps,
+    workspaceId,
+    { query: searchQuestion, alpha: ANSWER_ALPHA, top_k: Math.min(MAX_POOL, Math.max(topK, MIN_POOL)) },
+    optimized.filter,
+  );
+  if (results.length === 0) return { data: envelope(NOT_FOUND_ANSWER, []), mode: 'none' };
 
-  const sentences = await sentencesOfPages(deps.db, search.results.map((r) => r.id));
-  const pages: CandidatePage[] = search.results.map((r) => ({
+  const sentences = await sentencesOfPages(deps.db, results.map((r) => r.id));
+  const pages: CandidatePage[] = results.map((r) => ({
     id: r.id,
     documentId: r.document_id,
     pageNumber: r.page_number,

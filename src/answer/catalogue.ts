@@ -1,9 +1,10 @@
 // The workspace's metadata catalogue: its top-level metadata fields, the JSON types each
 // holds, and each field's most frequent scalar values (array elements included), computed
-// in SQL over documents.metadata. It feeds query and metadata optimisation. Kept current:
+// in SQL over documents.metadata (store/catalogue.ts). It feeds query and metadata optimisation. Kept current:
 // a cheap fingerprint of the workspace's documents (count, newest id, latest update) is read
 // on every use, and the catalogue is recomputed whenever it changed.
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { metadataFingerprint, metadataStatistics } from '../store/catalogue.js';
 import type { Database } from '../store/schema.js';
 
 export type CatalogueScalar = string | number | boolean;
@@ -67,7 +68,7 @@ export class MetadataCatalogue {
   }
 
   async get(workspaceId: number): Promise<Catalogue> {
-    const fingerprint = await this.fingerprint(workspaceId);
+    const fingerprint = await metadataFingerprint(this.db, workspaceId);
     const cached = this.cache.get(workspaceId);
     if (cached && cached.fingerprint === fingerprint) return cached.catalogue;
     const catalogue = await this.compute(workspaceId);
@@ -77,68 +78,25 @@ export class MetadataCatalogue {
     return catalogue;
   }
 
-  // Inserts raise the newest id, deletions lower the count, metadata updates raise updated_at.
-  private async fingerprint(workspaceId: number): Promise<string> {
-    const { rows } = await sql<{ n: string; max_id: string | null; updated: string | null }>`
-      SELECT count(*)::text AS n, max(id)::text AS max_id, max(updated_at)::text AS updated
-      FROM documents WHERE workspace_id = ${workspaceId}
-    `.execute(this.db);
-    const r = rows[0];
-    return `${r.n}/${r.max_id ?? ''}/${r.updated ?? ''}`;
-  }
-
   private async compute(workspaceId: number): Promise<Catalogue> {
-    // CASE guards: set-returning functions see only objects / arrays, whatever the planner does.
-    const docs = sql`
-      docs AS (
-        SELECT metadata FROM documents
-        WHERE workspace_id = ${workspaceId} AND jsonb_typeof(metadata) = 'object'
-        ORDER BY id DESC LIMIT ${this.sample}
-      ),
-      kv AS (
-        SELECT e.key, e.value
-        FROM docs, jsonb_each(CASE WHEN jsonb_typeof(docs.metadata) = 'object' THEN docs.metadata ELSE '{}'::jsonb END) e
-      )`;
-    const [count, types, values] = await Promise.all([
-      sql<{ n: string }>`WITH ${docs} SELECT count(*)::text AS n FROM docs`.execute(this.db),
-      sql<{ key: string; type: string; n: string }>`
-        WITH ${docs}
-        SELECT key, jsonb_typeof(value) AS type, count(*)::text AS n FROM kv GROUP BY key, jsonb_typeof(value)
-      `.execute(this.db),
-      sql<{ key: string; value: CatalogueScalar; in_array: boolean; n: string }>`
-        WITH ${docs},
-        scalars AS (
-          SELECT key, value, false AS in_array FROM kv WHERE jsonb_typeof(value) IN ('string', 'number', 'boolean')
-          UNION ALL
-          SELECT kv.key, el.value, true
-          FROM kv, jsonb_array_elements(CASE WHEN jsonb_typeof(kv.value) = 'array' THEN kv.value ELSE '[]'::jsonb END) el
-          WHERE jsonb_typeof(el.value) IN ('string', 'number', 'boolean')
-        ),
-        counted AS (
-          SELECT key, value, in_array, count(*) AS n FROM scalars
-          WHERE jsonb_typeof(value) <> 'string' OR length(value #>> '{}') BETWEEN 1 AND ${this.maxValueLength}
-          GROUP BY key, value, in_array
-        ),
-        ranked AS (
-          SELECT key, value, in_array, n, row_number() OVER (PARTITION BY key ORDER BY n DESC, value) AS r FROM counted
-        )
-        SELECT key, value, in_array, n::text AS n FROM ranked WHERE r <= ${this.valuesPerField} ORDER BY key, r
-      `.execute(this.db),
-    ]);
-
+    const stats = await metadataStatistics(this.db, workspaceId, {
+      sample: this.sample,
+      valuesPerField: this.valuesPerField,
+      maxValueLength: this.maxValueLength,
+    });
     const fields = new Map<string, CatalogueField>();
-    for (const row of types.rows) {
+    for (const row of stats.types) {
       const field = fields.get(row.key) ?? { name: row.key, types: {}, documents: 0, values: [] };
-      field.types[row.type] = Number(row.n);
-      field.documents += Number(row.n);
+      field.types[row.type] = row.n;
+      field.documents += row.n;
       fields.set(row.key, field);
     }
-    for (const row of values.rows) {
-      fields.get(row.key)?.values.push({ value: row.value, count: Number(row.n), inArray: row.in_array });
+    for (const row of stats.values) {
+      fields.get(row.key)?.values.push({ value: row.value, count: row.n, inArray: row.inArray });
     }
     const ordered = Array.from(fields.values())
       .sort((a, b) => b.documents - a.documents || (a.name < b.name ? -1 : 1))
       .slice(0, this.maxFields);
-    return { documents: Number(count.rows[0]?.n ?? 0), fields: ordered };
+    return { documents: stats.documents, fields: ordered };
   }
 }

@@ -1,7 +1,7 @@
 // The offline answerer: scores every sentence of the retrieved pages against the question
 // (weighted term coverage, adjacent-pair bonus, length and page-relevance factors), keeps the
 // best few from distinct enough sentences, and writes them out with citation markers.
-import type { StoredSentence } from './passages.js';
+import type { StoredSentence } from '../store/passages.js';
 import { STOP_WORDS, contentTerms, stem, stripMarkdown, tokens } from './text.js';
 
 export type AnswerFormat = 'MARKDOWN' | 'PLAIN_TEXT';

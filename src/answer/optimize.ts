@@ -5,12 +5,13 @@
 // the text (case-insensitive, whole words). Either way a derived filter is used only when the
 // filter compiler accepts it and, together with the caller's filters, it matches at least
 // one document; the caller's own filter is always kept (combined with $and).
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { AppError } from '../errors.js';
 import type { LlmProvider } from '../providers/llm/types.js';
 import { estimateTokens } from '../providers/llm/types.js';
-import { compileMetadataFilter } from '../search/filter.js';
-import { documentCondition, type OptimizeInput, type OptimizeOutput, type QueryOptimizer } from '../search/search.js';
+import type { OptimizeInput, OptimizeOutput, QueryOptimizer } from '../search/search.js';
+import { narrowDocumentFilter, type DocumentFilter } from '../store/filter.js';
+import { anyDocumentMatches } from '../store/matching.js';
 import type { Database } from '../store/schema.js';
 import { MetadataCatalogue, type Catalogue, type CatalogueScalar } from './catalogue.js';
 import { STOP_WORDS, contentTerms, findWholeWord, tidy } from './text.js';
@@ -259,13 +260,24 @@ export function combineFilters(caller: Filter | null | undefined, derived: Filte
   return { $and: [caller, derived] };
 }
 
+/** A derived metadata filter that passed the checks, and the caller's filters narrowed by it. */
+interface Checked {
+  metadata: Filter;
+  filter: DocumentFilter;
+}
+
+/** The filters to apply: the caller's alone, or narrowed by the derived one. */
+function outcome(input: OptimizeInput, used: Filter | null, derived: Checked | null): Pick<OptimizeResult, 'metadata_filter' | 'filter' | 'derived'> {
+  return { metadata_filter: used, filter: derived?.filter ?? input.filter, derived: derived?.metadata ?? null };
+}
+
 export class Optimizer implements QueryOptimizer {
   constructor(private readonly options: OptimizerOptions) {}
 
   async optimize(workspaceId: number, input: OptimizeInput): Promise<OptimizeResult> {
     const caller = isEmpty(input.metadata_filter) ? null : input.metadata_filter!;
     if (!input.optimizeMetadata && !input.optimizeText) {
-      return { text: input.text, metadata_filter: caller, derived: null, mode: 'none' };
+      return { text: input.text, metadata_filter: caller, filter: input.filter, derived: null, mode: 'none' };
     }
     const catalogue = input.optimizeMetadata ? await this.options.catalogue.get(workspaceId) : null;
     if (this.options.llm) {
@@ -279,7 +291,7 @@ export class Optimizer implements QueryOptimizer {
   }
 
   private async offline(workspaceId: number, input: OptimizeInput, caller: Filter | null, catalogue: Catalogue | null): Promise<OptimizeResult> {
-    let derived: Filter | null = null;
+    let derived: Checked | null = null;
     let rejected: string | undefined;
     if (input.optimizeMetadata && catalogue) {
       // Values the caller's filter already pins are not derived again.
@@ -287,13 +299,14 @@ export class Optimizer implements QueryOptimizer {
       const matches = matchCatalogue(input.text, catalogue).filter((m) => !pinned.some((p) => p.field === m.field && p.value === m.value));
       const proposal = filterFromMatches(matches);
       if (proposal) {
-        rejected = await this.check(workspaceId, input, caller, proposal);
-        if (!rejected) derived = proposal;
+        const checked = await this.check(workspaceId, input, proposal);
+        if (typeof checked === 'string') rejected = checked;
+        else derived = checked;
       }
     }
-    const used = combineFilters(caller, derived);
+    const used = combineFilters(caller, derived?.metadata ?? null);
     const text = input.optimizeText ? removeCovered(input.text, coveredValues(used)) : input.text;
-    return { text, metadata_filter: used, derived, mode: 'offline', ...(rejected ? { rejected } : {}) };
+    return { text, ...outcome(input, used, derived), mode: 'offline', ...(rejected ? { rejected } : {}) };
   }
 
   private async withModel(
@@ -327,7 +340,7 @@ export class Optimizer implements QueryOptimizer {
     });
     const proposal = response.json as Proposal;
 
-    let derived: Filter | null = null;
+    let derived: Checked | null = null;
     let rejected: string | undefined;
     if (input.optimizeMetadata) {
       let parsed: unknown;
@@ -339,40 +352,34 @@ export class Optimizer implements QueryOptimizer {
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
         rejected = 'the proposed filter is not a JSON object';
       } else if (Object.keys(parsed).length > 0) {
-        rejected = await this.check(workspaceId, input, caller, parsed as Filter);
-        if (!rejected) derived = parsed as Filter;
+        const checked = await this.check(workspaceId, input, parsed as Filter);
+        if (typeof checked === 'string') rejected = checked;
+        else derived = checked;
       }
     }
-    const used = combineFilters(caller, derived);
+    const used = combineFilters(caller, derived?.metadata ?? null);
     let text = input.text;
     if (input.optimizeText) {
       const proposed = tidy(proposal.question ?? '');
       // A rewrite that assumed a rejected filter, or that left nothing, is not used.
       text = !rejected && contentTerms(proposed).length > 0 ? proposed : removeCovered(input.text, coveredValues(used));
     }
-    return { text, metadata_filter: used, derived, mode: 'llm', ...(rejected ? { rejected } : {}) };
+    return { text, ...outcome(input, used, derived), mode: 'llm', ...(rejected ? { rejected } : {}) };
   }
 
-  /** Why a proposed filter cannot be used (the compiler refuses it, or it matches no document), or undefined. */
-  private async check(workspaceId: number, input: OptimizeInput, caller: Filter | null, proposal: Filter): Promise<string | undefined> {
+  /**
+   * The proposed filter narrowing the caller's, or why it cannot be used: the compiler refuses
+   * it, or together with the caller's filters it matches no document.
+   */
+  private async check(workspaceId: number, input: OptimizeInput, proposal: Filter): Promise<Checked | string> {
+    let filter: DocumentFilter;
     try {
-      compileMetadataFilter(proposal, sql.ref('d.metadata'));
+      filter = narrowDocumentFilter(input.filter, proposal);
     } catch (error) {
       if (error instanceof AppError) return `invalid filter: ${error.message}`;
       throw error;
     }
-    const condition = documentCondition({
-      metadata_filter: combineFilters(caller, proposal),
-      created_at_filter: input.created_at_filter,
-      updated_at_filter: input.updated_at_filter,
-    });
-    const row = await this.options.db
-      .selectFrom('documents as d')
-      .select(sql<number>`1`.as('one'))
-      .where('d.workspace_id', '=', workspaceId)
-      .where(condition ?? sql<boolean>`TRUE`)
-      .limit(1)
-      .executeTakeFirst();
-    return row ? undefined : 'the filter matches no document';
+    if (!(await anyDocumentMatches(this.options.db, workspaceId, filter))) return 'the filter matches no document';
+    return { metadata: proposal, filter };
   }
 }

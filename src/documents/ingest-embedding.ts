@@ -8,9 +8,9 @@ import type { Kysely } from 'kysely';
 import { ValidationError } from '../errors.js';
 import { segmentPage } from '../ingest/segmentation.js';
 import { normalizeVector } from '../search/vectors.js';
-import { insertDocumentPages, insertDocuments, type NewPage } from '../store/documents.js';
+import { insertEmbeddedDocuments } from '../store/document-writes.js';
+import type { NewPage } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
-import { insertTasks } from '../store/tasks.js';
 import { assertStorableText } from './json-text.js';
 
 /** Recorded as the embedding model of pages whose vectors the caller supplied. */
@@ -66,11 +66,11 @@ function prepare(workspaceId: number, input: EmbeddingIngestInput): Omit<Pending
   };
 }
 
-async function writeBatch(db: Kysely<Database>, batch: Pending[]): Promise<number[]> {
-  return db.transaction().execute(async (trx) => {
-    const ids = await insertDocuments(
-      trx,
-      batch.map((p) => ({
+function writeBatch(db: Kysely<Database>, batch: Pending[]): Promise<number[]> {
+  return insertEmbeddedDocuments(
+    db,
+    batch.map((p) => ({
+      document: {
         workspaceId: p.workspaceId,
         externalId: p.externalId,
         filePath: p.filePath,
@@ -78,15 +78,9 @@ async function writeBatch(db: Kysely<Database>, batch: Pending[]): Promise<numbe
         metadata: p.metadata,
         source: 'embedding',
         taskIdentifier: p.taskIdentifier,
-      })),
-    );
-    await insertDocumentPages(
-      trx,
-      batch.map((p, i) => ({ workspaceId: p.workspaceId, documentId: ids[i], pages: [p.page] })),
-    );
-    await insertTasks(
-      trx,
-      batch.map((p, i) => ({
+      },
+      page: p.page,
+      task: {
         identifier: p.taskIdentifier,
         workspaceId: p.workspaceId,
         kind: 'IngestEmbedding',
@@ -94,11 +88,9 @@ async function writeBatch(db: Kysely<Database>, batch: Pending[]): Promise<numbe
         progress: 100,
         title: p.externalId ? `Ingest embedding ${p.externalId}` : 'Ingest embedding',
         message: 'Completed: 1 page stored and searchable',
-        documentId: ids[i],
-      })),
-    );
-    return ids;
-  });
+      },
+    })),
+  );
 }
 
 export class EmbeddingIngester {

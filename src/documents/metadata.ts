@@ -1,7 +1,7 @@
 // Metadata update by external id: a JSON Merge Patch (RFC 7396) applied to the latest version.
 import type { Kysely } from 'kysely';
 import { errors } from '../errors.js';
-import { findVersions, lockDocument, updateMetadata } from '../store/documents.js';
+import { updateLatestMetadata } from '../store/document-writes.js';
 import type { Database } from '../store/schema.js';
 import { assertStorableText } from './json-text.js';
 import { documentView, type DocumentView } from './views.js';
@@ -28,13 +28,7 @@ export async function patchMetadata(
   patch: Record<string, unknown>,
 ): Promise<{ status: boolean; data: DocumentView }> {
   assertStorableText(patch, ['body', 'metadata']);
-  const updated = await db.transaction().execute(async (trx) => {
-    const [latest] = await findVersions(trx, workspaceId, externalId, true);
-    if (!latest) throw errors.notFound(`Document with external_id ${externalId}`);
-    // Lock the row so that concurrent patches apply one after the other, none lost.
-    const current = await lockDocument(trx, latest.id);
-    if (!current) throw errors.notFound(`Document with external_id ${externalId}`);
-    return updateMetadata(trx, current.id, mergePatch(current.metadata, patch) as Record<string, unknown>);
-  });
+  const updated = await updateLatestMetadata(db, workspaceId, externalId, (metadata) => mergePatch(metadata, patch) as Record<string, unknown>);
+  if (!updated) throw errors.notFound(`Document with external_id ${externalId}`);
   return { status: true, data: documentView(updated) };
 }

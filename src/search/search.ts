@@ -1,11 +1,12 @@
 // Hybrid page search: exact semantic scores and keyword ranks from the in-process page
 // index, mixed by alpha over every eligible page, under metadata and date filters.
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import type { Kysely } from 'kysely';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import type { CachedEmbedder } from '../providers/embeddings/index.js';
+import { compileDocumentFilter, type DocumentFilter } from '../store/filter.js';
+import { eligibleDocumentIds } from '../store/matching.js';
+import { pageContents } from '../store/pages.js';
 import type { Database } from '../store/schema.js';
-import { eligibleDocumentIds, pageContents } from '../store/pages.js';
-import { compileDateFilter, compileMetadataFilter } from './filter.js';
 import type { PageIndex } from './page-index.js';
 import { normalizeVector } from './vectors.js';
 
@@ -20,8 +21,8 @@ export interface SearchDeps {
 export interface OptimizeInput {
   text: string;
   metadata_filter?: Record<string, unknown> | null;
-  created_at_filter?: Record<string, unknown> | null;
-  updated_at_filter?: Record<string, unknown> | null;
+  /** The caller's filters compiled: the metadata filter and the date filters. */
+  filter: DocumentFilter | null;
   /** Remove from the text what the metadata filter covers. */
   optimizeText: boolean;
   /** Derive a metadata filter from the text. */
@@ -33,6 +34,8 @@ export interface OptimizeOutput {
   text: string;
   /** The metadata filter to apply: the caller's, combined with $and with a derived one when one was used. */
   metadata_filter: Record<string, unknown> | null;
+  /** That metadata filter and the input's date filters, compiled. */
+  filter: DocumentFilter | null;
 }
 
 /** Rewrites a query and its metadata filter (answer/optimize.ts implements it). */
@@ -89,24 +92,7 @@ function checkCombination(req: SearchRequest, alpha: number): void {
   if (issues.length > 0) throw new ValidationError(issues);
 }
 
-function isEmpty(filter: Record<string, unknown> | null | undefined): boolean {
-  return !filter || Object.keys(filter).length === 0;
-}
-
-/** The document filter as one SQL condition over `d`, or null when nothing is filtered. */
-export function documentCondition(req: Pick<SearchRequest, 'metadata_filter' | 'created_at_filter' | 'updated_at_filter'>): Expression<SqlBool> | null {
-  if (isEmpty(req.metadata_filter) && isEmpty(req.created_at_filter) && isEmpty(req.updated_at_filter)) return null;
-  return sql<SqlBool>`(${compileMetadataFilter(req.metadata_filter, sql.ref('d.metadata'))}
-    AND ${compileDateFilter(req.created_at_filter, sql.ref('d.created_at'), 'created_at_filter')}
-    AND ${compileDateFilter(req.updated_at_filter, sql.ref('d.updated_at'), 'updated_at_filter')})`;
-}
-
-/** The request's filters as a cache key: equal keys compile to the same condition. */
-function filterKey(req: SearchRequest): string {
-  return JSON.stringify([req.metadata_filter ?? null, req.created_at_filter ?? null, req.updated_at_filter ?? null]);
-}
-
-async function queryVector(deps: SearchDeps, req: SearchRequest): Promise<Float32Array | null> {
+async function queryVector(deps: SearchDeps, req: Pick<SearchRequest, 'query' | 'embedding'>): Promise<Float32Array | null> {
   if (Array.isArray(req.embedding)) {
     const vector = normalizeVector(req.embedding);
     if (!vector) {
@@ -119,32 +105,43 @@ async function queryVector(deps: SearchDeps, req: SearchRequest): Promise<Float3
 }
 
 export async function searchPages(deps: SearchDeps, workspaceId: number, req: SearchRequest): Promise<SearchResponse> {
-  const alpha = req.alpha ?? 1;
-  const k = req.top_k ?? 10;
-  const minRelevance = req.min_relevance ?? 0;
-  checkCombination(req, alpha);
-  let condition = documentCondition(req);
+  checkCombination(req, req.alpha ?? 1);
+  let filter = compileDocumentFilter(req);
   if ((req.optimize_query || req.optimize_metadata) && typeof req.query === 'string' && deps.optimizer) {
     const optimized = await deps.optimizer.optimize(workspaceId, {
       text: req.query,
       metadata_filter: req.metadata_filter,
-      created_at_filter: req.created_at_filter,
-      updated_at_filter: req.updated_at_filter,
+      filter,
       optimizeText: req.optimize_query === true,
       optimizeMetadata: req.optimize_metadata === true,
     });
     req = { ...req, query: optimized.text, metadata_filter: optimized.metadata_filter };
-    condition = documentCondition(req);
+    filter = optimized.filter;
   }
+  return {
+    results: await findPages(deps, workspaceId, req, filter),
+    optimized_query: req.query ?? '',
+    optimized_metadata: req.metadata_filter ?? {},
+  };
+}
 
-  const filter = condition;
+/** The best pages for a checked request under its compiled filter (the request's own filters are not read). */
+export async function findPages(
+  deps: SearchDeps,
+  workspaceId: number,
+  req: Pick<SearchRequest, 'query' | 'embedding' | 'alpha' | 'top_k' | 'min_relevance'>,
+  filter: DocumentFilter | null,
+): Promise<SearchResult[]> {
+  const alpha = req.alpha ?? 1;
+  const k = req.top_k ?? 10;
+  const minRelevance = req.min_relevance ?? 0;
   // The lexemes are read while the index scans; a failure is reported by the search that awaits them.
   const terms = typeof req.query === 'string' ? deps.index.queryTerms(req.query) : Promise.resolve([]);
   terms.catch(() => undefined);
   // At alpha 0 the query vector still gives the results their semantic_score.
   const [vector, documents] = await Promise.all([
     queryVector(deps, req),
-    filter ? deps.index.eligibleDocuments(workspaceId, filterKey(req), () => eligibleDocumentIds(deps.db, workspaceId, filter)) : null,
+    filter ? deps.index.eligibleDocuments(workspaceId, filter.key, () => eligibleDocumentIds(deps.db, workspaceId, filter)) : null,
   ]);
   const ranked = await deps.index.search(workspaceId, { vector, terms, alpha, documents, k, minRelevance });
   const contents = new Map((await pageContents(deps.db, ranked.map((r) => r.pageId))).map((p) => [p.id, p]));
@@ -163,9 +160,5 @@ export async function searchPages(deps: SearchDeps, workspaceId: number, req: Se
       keyword_score: r.keyword,
     });
   }
-  return {
-    results,
-    optimized_query: req.query ?? '',
-    optimized_metadata: req.metadata_filter ?? {},
-  };
+  return results;
 }

@@ -1,6 +1,6 @@
 // Queries that feed search: the page changes the page index catches up with, the pages it
-// indexes (embedding and tsvector), a query's lexemes, and documents eligible under filters.
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+// indexes (embedding and tsvector), a query's lexemes, and the contents of results.
+import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import { decodeEmbedding } from './documents.js';
 
@@ -124,20 +124,6 @@ export async function queryLexemes(db: Kysely<Database>, text: string): Promise<
     count: r.count ?? 1,
     priorFrequency: r.frequency === null ? null : Number(r.frequency),
   }));
-}
-
-/**
- * Ids of the workspace's documents that satisfy the filter. They come back as one string:
- * on the embedded engine each row returned costs more than finding it in the index.
- */
-export async function eligibleDocumentIds(db: Kysely<Database>, workspaceId: number, eligible: Expression<SqlBool>): Promise<Set<number>> {
-  const row = await db
-    .selectFrom('documents as d')
-    .select(sql<string | null>`string_agg(d.id::text, ',')`.as('ids'))
-    .where('d.workspace_id', '=', workspaceId)
-    .where(eligible)
-    .executeTakeFirstOrThrow();
-  return new Set(row.ids === null ? [] : row.ids.split(',').map(Number));
 }
 
 export interface PageContent {

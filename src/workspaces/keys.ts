@@ -4,6 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { BootstrapKey, Scope } from '../config.js';
 import type { Database } from '../store/schema.js';
+import { ensureWorkspace, findActiveKey, findKeys, insertKey, revokeKeys } from '../store/workspaces.js';
 
 export interface Principal {
   /** Stable id of the key, safe to log and to count requests by. */
@@ -34,18 +35,6 @@ export function hashKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-export async function ensureWorkspace(db: Kysely<Database>, name: string): Promise<number> {
-  const inserted = await db
-    .insertInto('workspaces')
-    .values({ name })
-    .onConflict((oc) => oc.column('name').doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  if (inserted) return inserted.id;
-  const row = await db.selectFrom('workspaces').select('id').where('name', '=', name).executeTakeFirstOrThrow();
-  return row.id;
-}
-
 export async function createKey(
   db: Kysely<Database>,
   workspace: string,
@@ -54,53 +43,23 @@ export async function createKey(
 ): Promise<{ key: string; summary: KeySummary }> {
   const key = `folio_${randomBytes(32).toString('base64url')}`;
   const workspaceId = await ensureWorkspace(db, workspace);
-  const row = await db
-    .insertInto('api_keys')
-    .values({ workspace_id: workspaceId, key_hash: hashKey(key), key_prefix: key.slice(0, 12), scope, label })
-    .returning(['id', 'created_at'])
-    .executeTakeFirstOrThrow();
+  const prefix = key.slice(0, 12);
+  const row = await insertKey(db, { workspaceId, keyHash: hashKey(key), prefix, scope, label });
   return {
     key,
-    summary: {
-      id: row.id,
-      workspace,
-      scope,
-      prefix: key.slice(0, 12),
-      label,
-      created_at: row.created_at.toISOString(),
-      revoked_at: null,
-    },
+    summary: { id: row.id, workspace, scope, prefix, label, created_at: row.created_at.toISOString(), revoked_at: null },
   };
 }
 
 /** Every key, or those of one workspace. */
 export async function listKeys(db: Kysely<Database>, workspaceId?: number): Promise<KeySummary[]> {
-  let query = db
-    .selectFrom('api_keys as k')
-    .innerJoin('workspaces as w', 'w.id', 'k.workspace_id')
-    .select(['k.id', 'w.name', 'k.scope', 'k.key_prefix', 'k.label', 'k.created_at', 'k.revoked_at'])
-    .orderBy('k.id');
-  if (workspaceId !== undefined) query = query.where('k.workspace_id', '=', workspaceId);
-  const rows = await query.execute();
-  return rows.map((r) => ({
-    id: r.id,
-    workspace: r.name,
-    scope: r.scope as Scope,
-    prefix: r.key_prefix,
-    label: r.label,
-    created_at: r.created_at.toISOString(),
-    revoked_at: r.revoked_at ? r.revoked_at.toISOString() : null,
-  }));
+  const rows = await findKeys(db, workspaceId);
+  return rows.map((r) => ({ ...r, created_at: r.created_at.toISOString(), revoked_at: r.revoked_at ? r.revoked_at.toISOString() : null }));
 }
 
 /** Revokes by numeric id or by the printed prefix (within one workspace when given); returns how many keys were revoked. */
 export async function revokeKey(db: Kysely<Database>, idOrPrefix: string, workspaceId?: number): Promise<number> {
-  let query = db.updateTable('api_keys').set({ revoked_at: new Date() }).where('revoked_at', 'is', null);
-  if (workspaceId !== undefined) query = query.where('workspace_id', '=', workspaceId);
-  const result = /^\d+$/.test(idOrPrefix)
-    ? await query.where('id', '=', Number(idOrPrefix)).executeTakeFirst()
-    : await query.where('key_prefix', '=', idOrPrefix).executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  return revokeKeys(db, /^\d+$/.test(idOrPrefix) ? { id: Number(idOrPrefix) } : { prefix: idOrPrefix }, workspaceId);
 }
 
 interface CachedPrincipal {
@@ -142,16 +101,10 @@ export class KeyResolver {
     const now = Date.now();
     const cached = this.cache.get(hash);
     if (cached && cached.expires > now) return cached.principal;
-    const row = await this.db
-      .selectFrom('api_keys as k')
-      .innerJoin('workspaces as w', 'w.id', 'k.workspace_id')
-      .select(['k.id', 'k.key_hash', 'k.scope', 'k.workspace_id', 'w.name'])
-      .where('k.key_hash', '=', hash)
-      .where('k.revoked_at', 'is', null)
-      .executeTakeFirst();
+    const row = await findActiveKey(this.db, hash);
     const principal =
-      row && timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash))
-        ? { keyId: `key:${row.id}`, workspaceId: row.workspace_id, workspace: row.name, scope: row.scope as Scope }
+      row && timingSafeEqual(Buffer.from(row.keyHash), Buffer.from(hash))
+        ? { keyId: `key:${row.id}`, workspaceId: row.workspaceId, workspace: row.workspace, scope: row.scope }
         : null;
     if (this.cache.size > 10000) this.cache.clear();
     this.cache.set(hash, { principal, expires: now + (principal ? this.cacheMs : 1000) });

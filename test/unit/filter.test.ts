@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { AppError } from '../../src/errors.js';
-import { compileDateFilter, compileMetadataFilter } from '../../src/search/filter.js';
+import { compileDateFilter, compileMetadataFilter } from '../../src/store/filter.js';
 import { ENGINES, openTestStore, type TestStore } from '../helpers/stores.js';
 
 const DOCS: Record<string, { metadata: Record<string, unknown>; created_at: string }> = {

@@ -1,8 +1,8 @@
 // What an answer is built from: the stored sentences of retrieved pages (with their ids),
 // the metadata of their documents, and which question words the workspace knows at all.
 import { sql, type Kysely } from 'kysely';
-import { TEXT_SEARCH_CONFIG } from '../store/pages.js';
-import type { Database } from '../store/schema.js';
+import { TEXT_SEARCH_CONFIG } from './pages.js';
+import type { Database } from './schema.js';
 
 export interface StoredSentence {
   id: number;

@@ -1,7 +1,7 @@
 // The metadata filter compiler: turns a metadata_filter object (and the created_at /
 // updated_at filters) into a boolean SQL fragment. Every key path and value is a bound
 // parameter; only fixed operator text of our own is ever written into the SQL.
-import { sql, type Expression, type RawBuilder } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import { errors } from '../errors.js';
 import { checkPattern } from './regex-guard.js';
 
@@ -294,4 +294,46 @@ export function compileDateFilter(filter: unknown, column: Column, name: string)
       throw errors.invalidFilter(at, 'unknown operator');
     }),
   );
+}
+
+/** The filters of a request that selects documents (search, answer, delete preview). */
+export interface DocumentFilters {
+  metadata_filter?: Record<string, unknown> | null;
+  created_at_filter?: Record<string, unknown> | null;
+  updated_at_filter?: Record<string, unknown> | null;
+}
+
+/**
+ * Document filters compiled once: the condition over the documents table (aliased `d` inside
+ * the store's queries) and a key that is equal for filters that compile to the same condition.
+ */
+export interface DocumentFilter {
+  readonly key: string;
+  readonly condition: Expression<SqlBool>;
+}
+
+function isEmpty(filter: Record<string, unknown> | null | undefined): boolean {
+  return !filter || Object.keys(filter).length === 0;
+}
+
+/** Compiles the filters (throwing the documented validation errors), or null when nothing is filtered. */
+export function compileDocumentFilter(filters: DocumentFilters): DocumentFilter | null {
+  const { metadata_filter, created_at_filter, updated_at_filter } = filters;
+  if (isEmpty(metadata_filter) && isEmpty(created_at_filter) && isEmpty(updated_at_filter)) return null;
+  const condition = sql<SqlBool>`(${compileMetadataFilter(metadata_filter, sql.ref('d.metadata'))}
+    AND ${compileDateFilter(created_at_filter, sql.ref('d.created_at'), 'created_at_filter')}
+    AND ${compileDateFilter(updated_at_filter, sql.ref('d.updated_at'), 'updated_at_filter')})`;
+  return { key: JSON.stringify([metadata_filter ?? null, created_at_filter ?? null, updated_at_filter ?? null]), condition };
+}
+
+/**
+ * `filter` (or no filter) narrowed by a further metadata filter, as if the two metadata
+ * filters were combined with $and; only the further one is compiled (and may throw).
+ */
+export function narrowDocumentFilter(filter: DocumentFilter | null, metadataFilter: Record<string, unknown>): DocumentFilter {
+  const further = compileMetadataFilter(metadataFilter, sql.ref('d.metadata'));
+  return {
+    key: JSON.stringify([filter?.key ?? null, metadataFilter]),
+    condition: filter ? sql<SqlBool>`(${filter.condition} AND ${further})` : further,
+  };
 }

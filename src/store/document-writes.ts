@@ -1,0 +1,72 @@
+// Writes that touch several rows of the document aggregate and land together or not at all:
+// documents ingested from embeddings with their completed tasks, a metadata patch of the
+// latest version, the deletion of an external id's versions.
+import type { Kysely } from 'kysely';
+import {
+  deleteDocuments,
+  findVersions,
+  insertDocumentPages,
+  insertDocuments,
+  lockDocument,
+  updateMetadata,
+  type DeletedDocument,
+  type DocumentRow,
+  type NewDocument,
+  type NewPage,
+} from './documents.js';
+import type { Database } from './schema.js';
+import { insertTasks, type NewTask } from './tasks.js';
+
+/** A one-page document and its task, recorded as done: the document id is filled in. */
+export interface EmbeddedDocument {
+  document: NewDocument & { taskIdentifier: string };
+  page: NewPage;
+  task: Omit<NewTask, 'documentId'>;
+}
+
+/** Inserts the documents, their pages and their tasks in one transaction; returns the document ids in order. */
+export async function insertEmbeddedDocuments(db: Kysely<Database>, items: EmbeddedDocument[]): Promise<number[]> {
+  return db.transaction().execute(async (trx) => {
+    const ids = await insertDocuments(trx, items.map((item) => item.document));
+    await insertDocumentPages(
+      trx,
+      items.map((item, i) => ({ workspaceId: item.document.workspaceId, documentId: ids[i], pages: [item.page] })),
+    );
+    await insertTasks(trx, items.map((item, i) => ({ ...item.task, documentId: ids[i] })));
+    return ids;
+  });
+}
+
+/** Deletes the latest version of an external id, or all of them; null when it has none. */
+export async function deleteVersions(
+  db: Kysely<Database>,
+  workspaceId: number,
+  externalId: string,
+  latestOnly: boolean,
+): Promise<DeletedDocument[] | null> {
+  return db.transaction().execute(async (trx) => {
+    const versions = await findVersions(trx, workspaceId, externalId, latestOnly);
+    if (versions.length === 0) return null;
+    return deleteDocuments(trx, workspaceId, versions.map((v) => v.id));
+  });
+}
+
+/**
+ * Replaces the metadata of an external id's latest version with `change(current)`, under a row
+ * lock so that concurrent changes apply one after the other, none lost; undefined when the
+ * external id has no version.
+ */
+export async function updateLatestMetadata(
+  db: Kysely<Database>,
+  workspaceId: number,
+  externalId: string,
+  change: (metadata: Record<string, unknown>) => Record<string, unknown>,
+): Promise<DocumentRow | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const [latest] = await findVersions(trx, workspaceId, externalId, true);
+    if (!latest) return undefined;
+    const current = await lockDocument(trx, latest.id);
+    if (!current) return undefined;
+    return updateMetadata(trx, current.id, change(current.metadata));
+  });
+}
