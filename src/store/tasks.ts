@@ -128,6 +128,21 @@ export async function completeTask(db: Db, identifier: string, workerId: string,
   return Number(result.numUpdatedRows) === 1;
 }
 
+/** What a task writes when it completes: its rows, and the document and message it records. */
+export type TaskWrite<T> = (trx: Transaction<Database>) => Promise<{ documentId: number | null; message: string; result: T }>;
+
+/**
+ * Runs `write` and marks the task completed in one transaction, so a task's rows land only
+ * with its completion; throws `lost()` (rolling back) when `workerId` no longer holds the task.
+ */
+export async function commitTask<T>(db: Kysely<Database>, identifier: string, workerId: string, write: TaskWrite<T>, lost: () => Error): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    const { documentId, message, result } = await write(trx);
+    if (!(await completeTask(trx, identifier, workerId, documentId, message))) throw lost();
+    return result;
+  });
+}
+
 /** Ends the task FAILED, or schedules a retry (RETRYING) after `retryInMs`. */
 export async function failTask(db: Db, identifier: string, workerId: string, message: string, retryInMs: number | null): Promise<void> {
   await db

@@ -3,10 +3,10 @@
 // shutdown finishes or releases the tasks in hand.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { Database } from '../store/schema.js';
-import { claimTask, completeTask, failTask, releaseTasks, renewLease, reportProgress, type ClaimedTask } from '../store/tasks.js';
+import { claimTask, commitTask, failTask, releaseTasks, renewLease, reportProgress, type ClaimedTask, type TaskWrite } from '../store/tasks.js';
 
 /** A failure with a message for the user; `transient` ones are retried with backoff. */
 export class TaskError extends Error {
@@ -31,7 +31,7 @@ export interface TaskContext {
    * Runs `write` in one transaction that also marks the task completed; if this worker has
    * lost the task meanwhile, nothing is written (so a task never stores its result twice).
    */
-  commit<T>(write: (trx: Transaction<Database>) => Promise<{ documentId: number | null; message: string; result: T }>): Promise<T>;
+  commit<T>(write: TaskWrite<T>): Promise<T>;
 }
 
 export type TaskHandler = (ctx: TaskContext) => Promise<void>;
@@ -145,14 +145,16 @@ export class TaskWorker {
       signal: abort.signal,
       progress: (percent, message) => reportProgress(this.db, task.identifier, this.id, percent, message),
       commit: (write) =>
-        this.db.transaction().execute(async (trx) => {
-          if (abort.signal.aborted) throw abort.signal.reason;
-          const { documentId, message, result } = await write(trx);
-          if (!(await completeTask(trx, task.identifier, this.id, documentId, message))) {
-            throw new LeaseLostError('lease lost before commit');
-          }
-          return result;
-        }),
+        commitTask(
+          this.db,
+          task.identifier,
+          this.id,
+          async (trx) => {
+            if (abort.signal.aborted) throw abort.signal.reason;
+            return write(trx);
+          },
+          () => new LeaseLostError('lease lost before commit'),
+        ),
     };
     try {
       log.info({ kind: task.kind }, 'task started');
