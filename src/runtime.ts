@@ -6,7 +6,7 @@ import pino from 'pino';
 import type { Config } from './config.js';
 import { buildApp, type App } from './http/app.js';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './http/rate-limit.js';
-import { ParserPool } from './ingest/parsers/index.js';
+import { ParserPool } from './sources/parsers/index.js';
 import { extractionHandlers } from './extraction/run.js';
 import { ingestHandlers } from './ingest/pipeline.js';
 import { createCachedEmbedder, createEmbeddingProvider, type CachedEmbedder } from './providers/embeddings/index.js';

@@ -3,11 +3,8 @@
 // their results. The worker side is run.ts.
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { assertStorableText } from '../documents/json-text.js';
 import { AppError, ValidationError, errors } from '../errors.js';
-import type { StoredUpload } from '../ingest/accept.js';
-import { resolveFormat, type DocumentFormat } from '../ingest/parsers/index.js';
-import { checkUrlSyntax } from '../ingest/url-fetch.js';
+import { checkUrl, uploadFormat, urlFileName, type DocumentFormat, type StoredUpload } from '../sources/index.js';
 import { BlobStore } from '../store/blobs.js';
 import { findDocument } from '../store/documents.js';
 import {
@@ -25,6 +22,7 @@ import {
 } from '../store/extractions.js';
 import type { Database } from '../store/schema.js';
 import { findTask, insertTask } from '../store/tasks.js';
+import { assertStorableText } from '../text/json-text.js';
 import { checkExtractionSchema } from './schema.js';
 
 export const RUN_TASK_KIND = 'RunExtraction';
@@ -174,11 +172,9 @@ async function enqueue(deps: ExtractionServiceDeps, workspaceId: number, extract
 }
 
 export async function runOnUrl(deps: ExtractionServiceDeps, workspaceId: number, input: { extraction_id: number; url: string }): Promise<RunReceipt> {
-  const problem = checkUrlSyntax(input.url);
-  if (problem) throw errors.validation(['body', 'url'], problem, 'url_parsing');
+  checkUrl(input.url);
   const extraction = await requireExtraction(deps.db, workspaceId, input.extraction_id);
-  const lastSegment = new URL(input.url).pathname.split('/').filter(Boolean).pop() ?? null;
-  const blobKey = BlobStore.newKey(lastSegment ? decodeURIComponent(lastSegment) : null);
+  const blobKey = BlobStore.newKey(urlFileName(input.url));
   const identifier = await enqueue(deps, workspaceId, extraction, { extractionId: extraction.id, source: 'url', blobKey, url: input.url }, input.url);
   return { extraction_id: extraction.id, file_path: blobKey, task_identifier: identifier };
 }
@@ -197,11 +193,7 @@ export async function runOnUpload(deps: ExtractionServiceDeps, workspaceId: numb
     const extractionId = parseIdField(fields.extraction_id, 'extraction_id');
     if (!upload) throw errors.validation(['body', 'file'], 'Field required', 'missing');
     const extraction = await requireExtraction(deps.db, workspaceId, extractionId);
-    if (upload.size === 0) throw errors.validation(['body', 'file'], 'The file is empty', 'value_error');
-    const format = resolveFormat(await deps.blobs.read(upload.blobKey), upload.fileName, upload.contentType);
-    if (!format) {
-      throw errors.unsupportedMediaType(`${upload.fileName ?? 'The file'} is not a supported document type`);
-    }
+    const format = await uploadFormat(deps.blobs, upload, { listSupported: false });
     const payload: RunExtractionPayload = {
       extractionId,
       source: 'file',

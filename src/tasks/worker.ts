@@ -5,19 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Kysely, Transaction } from 'kysely';
 import type { FastifyBaseLogger as Logger } from 'fastify';
+import { TaskError } from '../errors.js';
 import type { Database } from '../store/schema.js';
 import { claimTask, completeTask, failTask, releaseTasks, renewLease, reportProgress, type ClaimedTask } from '../store/tasks.js';
-
-/** A failure with a message for the user; `transient` ones are retried with backoff. */
-export class TaskError extends Error {
-  constructor(
-    message: string,
-    readonly transient = false,
-  ) {
-    super(message);
-    this.name = 'TaskError';
-  }
-}
 
 /** Raised when this worker no longer holds the task (its lease expired and another took it). */
 export class LeaseLostError extends Error {}
