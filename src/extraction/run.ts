@@ -3,23 +3,41 @@
 // offline otherwise, check every record against the schema, and store what was read and
 // the result in one transaction that completes the task.
 import type { Kysely } from 'kysely';
+import { Type, type Static } from 'typebox';
 import { TaskError } from '../errors.js';
 import type { LlmProvider } from '../providers/llm/types.js';
-import { fetchSource, parseSource, readStoredFile, type SourceDeps } from '../sources/index.js';
+import { DocumentFormatSchema, fetchSource, parseSource, readStoredFile, type SourceDeps } from '../sources/index.js';
 import { findDocument, pagesOfDocument } from '../store/documents.js';
 import { findExtraction, insertExtractionDocument, insertExtractionResult, lockExtraction, type ExtractionRow } from '../store/extractions.js';
 import type { Database } from '../store/schema.js';
-import { throttledProgress, type ProgressReporter, type TaskContext, type TaskHandler } from '../tasks/worker.js';
+import { bindTask, defineTask, type BoundTask, type PayloadContext, type TaskContext } from '../tasks/registry.js';
+import { throttledProgress, type ProgressReporter } from '../tasks/worker.js';
 import { ExtractionFailure, extractWithLlm } from './llm.js';
 import { extractOffline, type ExtractedRecord } from './offline.js';
 import { validationErrors } from './schema.js';
-import { RUN_TASK_KIND, type RunExtractionPayload } from './service.js';
 
 export interface ExtractionDeps extends SourceDeps {
   db: Kysely<Database>;
   /** The language model; null extracts offline. */
   llm: LlmProvider | null;
 }
+
+const RunOn = { extractionId: Type.Integer(), blobKey: Type.String() };
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+/** What a RunExtraction task carries; `blobKey`: where the bytes are (file, url) or the document's stored file. */
+const RunExtractionPayload = Type.Union([
+  Type.Object({ ...RunOn, source: Type.Literal('url'), url: Type.String() }),
+  Type.Object({
+    ...RunOn,
+    source: Type.Literal('file'),
+    fileName: Type.Optional(NullableString),
+    contentType: Type.Optional(NullableString),
+    format: Type.Optional(DocumentFormatSchema),
+  }),
+  Type.Object({ ...RunOn, source: Type.Literal('document'), documentId: Type.Integer() }),
+]);
+export type RunExtractionPayload = Static<typeof RunExtractionPayload>;
 
 interface ReadDocument {
   pages: string[];
@@ -34,7 +52,7 @@ async function readSource(deps: ExtractionDeps, ctx: TaskContext, payload: RunEx
   const workspaceId = ctx.task.workspace_id;
   const parsing = { report, from: 10, to: 35 };
   if (payload.source === 'document') {
-    const documentId = payload.documentId!;
+    const documentId = payload.documentId;
     const document = await findDocument(deps.db, workspaceId, documentId);
     if (!document) throw new TaskError(`Document ${documentId} was deleted before the extraction could read it`);
     const pages = (await pagesOfDocument(deps.db, documentId)).map((p) => p.content);
@@ -43,7 +61,7 @@ async function readSource(deps: ExtractionDeps, ctx: TaskContext, payload: RunEx
     return { pages, title, fileName: null, contentType: null, fileUrl: document.file_url, documentId };
   }
   if (payload.source === 'url') {
-    const url = payload.url!;
+    const url = payload.url;
     await report(2, `Fetching ${url}`, true);
     const fetched = await fetchSource(deps, url, payload.blobKey, ctx.signal, { listSupported: false });
     const parsed = await parseSource(deps.parsers, fetched.bytes, fetched, url, parsing);
@@ -79,8 +97,8 @@ function checked(extraction: ExtractionRow, records: ExtractedRecord[]): { recor
   return { records: valid, dropped };
 }
 
-async function runExtraction(deps: ExtractionDeps, ctx: TaskContext): Promise<void> {
-  const payload = ctx.task.payload as unknown as RunExtractionPayload;
+async function runExtraction(deps: ExtractionDeps, ctx: PayloadContext<RunExtractionPayload>): Promise<void> {
+  const { payload } = ctx;
   const workspaceId = ctx.task.workspace_id;
   const report = throttledProgress(ctx);
   const extraction = await findExtraction(deps.db, workspaceId, payload.extractionId);
@@ -146,6 +164,12 @@ async function runExtraction(deps: ExtractionDeps, ctx: TaskContext): Promise<vo
   });
 }
 
-export function extractionHandlers(deps: ExtractionDeps): Record<string, TaskHandler> {
-  return { [RUN_TASK_KIND]: (ctx) => runExtraction(deps, ctx) };
+export const runExtractionTask = defineTask({
+  kind: 'RunExtraction',
+  payload: RunExtractionPayload,
+  run: (ctx, deps: ExtractionDeps) => runExtraction(deps, ctx),
+});
+
+export function extractionTasks(deps: ExtractionDeps): BoundTask[] {
+  return [bindTask(runExtractionTask, deps)];
 }

@@ -1,6 +1,5 @@
 // Accepting file and URL ingests: the upload or URL is checked (by sources/) with the form's
 // fields and queued as a task, answered at once; workers do the rest (pipeline.ts).
-import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import { ValidationError, errors } from '../errors.js';
@@ -8,9 +7,9 @@ import { checkUrl, uploadFormat, type StoredUpload } from '../sources/index.js';
 import { BlobStore } from '../store/blobs.js';
 import { findStoredFile } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
-import { insertTask } from '../store/tasks.js';
+import { enqueueTask } from '../tasks/registry.js';
 import { assertStorableText, parseRequestJson } from '../text/json-text.js';
-import type { IngestFilePayload, IngestUrlPayload } from './pipeline.js';
+import { ingestFileTask, ingestUrlTask } from './pipeline.js';
 
 export interface AcceptDeps {
   db: Kysely<Database>;
@@ -58,17 +57,10 @@ export async function acceptUpload(
     const externalId = parseExternalId(fields.external_id);
     const metadata = parseMetadataField(fields.metadata);
     const format = await uploadFormat(deps.blobs, upload, { listSupported: true });
-    const identifier = `IngestFile:${randomUUID()}`;
-    const payload: IngestFilePayload = { blobKey: upload.blobKey, fileName: upload.fileName, contentType: upload.contentType, format, externalId, metadata };
-    await insertTask(deps.db, {
-      identifier,
+    const identifier = await enqueueTask(deps.db, ingestFileTask, {
       workspaceId,
-      kind: 'IngestFile',
-      status: 'PENDING',
-      progress: 0,
       title: titleOf(upload.fileName),
-      message: 'Waiting for a worker',
-      payload: payload as unknown as Record<string, unknown>,
+      payload: { blobKey: upload.blobKey, fileName: upload.fileName, contentType: upload.contentType, format, externalId, metadata },
     });
     deps.onEnqueue();
     return { task_identifier: identifier, file_path: upload.blobKey, external_id: externalId };
@@ -90,17 +82,10 @@ export async function acceptUrl(deps: AcceptDeps, workspaceId: number, input: Ur
   assertStorableText(input.metadata ?? null, ['body', 'metadata']);
   const lastSegment = new URL(input.url).pathname.split('/').filter(Boolean).pop() ?? null;
   const blobKey = BlobStore.newKey(lastSegment);
-  const identifier = `IngestUrl:${randomUUID()}`;
-  const payload: IngestUrlPayload = { url: input.url, blobKey, externalId, metadata: input.metadata ?? {} };
-  await insertTask(deps.db, {
-    identifier,
+  const identifier = await enqueueTask(deps.db, ingestUrlTask, {
     workspaceId,
-    kind: 'IngestUrl',
-    status: 'PENDING',
-    progress: 0,
     title: `Ingest ${input.url}`,
-    message: 'Waiting for a worker',
-    payload: payload as unknown as Record<string, unknown>,
+    payload: { url: input.url, blobKey, externalId, metadata: input.metadata ?? {} },
   });
   deps.onEnqueue();
   return { task_identifier: identifier, file_path: blobKey, external_id: externalId };

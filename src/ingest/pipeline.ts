@@ -3,12 +3,14 @@
 // transaction that also completes the task.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
+import { Type, type Static } from 'typebox';
 import { EmbeddingRequestError, type EmbeddingProvider } from '../providers/embeddings/index.js';
 import { insertDocument, insertPages, type NewPage } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
 import { TaskError } from '../errors.js';
-import { OCR_OFF_HINT, fetchSource, parseSource, readStoredFile, type DocumentFormat, type ParsedDocument, type SourceDeps } from '../sources/index.js';
-import { throttledProgress, type ProgressReporter, type TaskContext, type TaskHandler } from '../tasks/worker.js';
+import { DocumentFormatSchema, OCR_OFF_HINT, fetchSource, parseSource, readStoredFile, type ParsedDocument, type SourceDeps } from '../sources/index.js';
+import { bindTask, defineTask, type BoundTask, type TaskContext } from '../tasks/registry.js';
+import { throttledProgress, type ProgressReporter } from '../tasks/worker.js';
 import { segmentPage } from '../text/segmentation.js';
 
 export interface IngestDeps extends SourceDeps {
@@ -16,22 +18,26 @@ export interface IngestDeps extends SourceDeps {
   embedder: EmbeddingProvider;
 }
 
-interface DocumentSource {
-  externalId: string | null;
-  metadata: Record<string, unknown>;
-}
+// What a document ingested from a file or URL carries into the store.
+const DocumentSource = {
+  externalId: Type.Union([Type.String(), Type.Null()]),
+  metadata: Type.Record(Type.String(), Type.Unknown()),
+};
 
-export interface IngestFilePayload extends DocumentSource {
-  blobKey: string;
-  fileName: string | null;
-  contentType: string | null;
-  format: DocumentFormat;
-}
+const IngestFilePayload = Type.Object({
+  ...DocumentSource,
+  blobKey: Type.String(),
+  fileName: Type.Union([Type.String(), Type.Null()]),
+  contentType: Type.Union([Type.String(), Type.Null()]),
+  format: DocumentFormatSchema,
+});
+type IngestFilePayload = Static<typeof IngestFilePayload>;
 
-export interface IngestUrlPayload extends DocumentSource {
-  url: string;
-  blobKey: string;
-}
+const IngestUrlPayload = Type.Object({
+  ...DocumentSource,
+  url: Type.String(),
+  blobKey: Type.String(),
+});
 
 /** Pages sent to the embedding provider per request. */
 const EMBED_BATCH = 32;
@@ -153,26 +159,28 @@ function listPages(pages: readonly number[]): string {
   return `${pages.slice(0, -1).join(', ')} and ${pages[pages.length - 1]}`;
 }
 
-async function ingestFile(deps: IngestDeps, ctx: TaskContext): Promise<void> {
-  const payload = ctx.task.payload as unknown as IngestFilePayload;
-  await processFile(deps, ctx, payload, { source: 'file', fileUrl: null });
-}
+export const ingestFileTask = defineTask({
+  kind: 'IngestFile',
+  payload: IngestFilePayload,
+  run: (ctx, deps: IngestDeps) => processFile(deps, ctx, ctx.payload, { source: 'file', fileUrl: null }),
+});
 
-async function ingestUrl(deps: IngestDeps, ctx: TaskContext): Promise<void> {
-  const payload = ctx.task.payload as unknown as IngestUrlPayload;
-  await ctx.progress(1, `Fetching ${payload.url}`);
-  const fetched = await fetchSource(deps, payload.url, payload.blobKey, ctx.signal, { listSupported: true });
-  await processFile(
-    deps,
-    ctx,
-    { ...payload, fileName: fetched.fileName, contentType: fetched.contentType, format: fetched.format },
-    { source: 'url', fileUrl: payload.url },
-  );
-}
+export const ingestUrlTask = defineTask({
+  kind: 'IngestUrl',
+  payload: IngestUrlPayload,
+  run: async (ctx, deps: IngestDeps) => {
+    const { payload } = ctx;
+    await ctx.progress(1, `Fetching ${payload.url}`);
+    const fetched = await fetchSource(deps, payload.url, payload.blobKey, ctx.signal, { listSupported: true });
+    await processFile(
+      deps,
+      ctx,
+      { ...payload, fileName: fetched.fileName, contentType: fetched.contentType, format: fetched.format },
+      { source: 'url', fileUrl: payload.url },
+    );
+  },
+});
 
-export function ingestHandlers(deps: IngestDeps): Record<string, TaskHandler> {
-  return {
-    IngestFile: (ctx) => ingestFile(deps, ctx),
-    IngestUrl: (ctx) => ingestUrl(deps, ctx),
-  };
+export function ingestTasks(deps: IngestDeps): BoundTask[] {
+  return [bindTask(ingestFileTask, deps), bindTask(ingestUrlTask, deps)];
 }

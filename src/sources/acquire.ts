@@ -1,9 +1,11 @@
 // Reading a document for a worker: the stored upload or the fetched URL, its bytes checked
 // against the format it declares, parsed into pages on the parser pool. Ingestion and
 // extraction runs read through here; failures are TaskErrors, whose messages the task shows.
+import { Type } from 'typebox';
 import { TaskError } from '../errors.js';
 import type { BlobStore } from '../store/blobs.js';
 import {
+  DOCUMENT_FORMATS,
   ParseError,
   SUPPORTED_FORMATS,
   declaredFormatMismatch,
@@ -25,6 +27,9 @@ export interface SourceDeps {
 
 /** Reports a task's progress; `force` reports at once, anything else may be throttled. */
 export type ReportProgress = (percent: number, message: string, force?: boolean) => Promise<void>;
+
+/** A document format in a task's payload. */
+export const DocumentFormatSchema = Type.Enum(DOCUMENT_FORMATS);
 
 /** What a file says about itself; `format` null or absent: detected from the bytes. */
 export interface SourceFile {
