@@ -70,3 +70,14 @@ export const errors = {
   unavailable: (message: string) => new AppError('SERVICE_UNAVAILABLE', message),
   validation: (loc: string[], msg: string, type = 'value_error') => new ValidationError([{ loc, msg, type }]),
 };
+
+/** A failure of background work with a message for the user; `transient` ones are retried with backoff. */
+export class TaskError extends Error {
+  constructor(
+    message: string,
+    readonly transient = false,
+  ) {
+    super(message);
+    this.name = 'TaskError';
+  }
+}

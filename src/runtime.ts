@@ -6,9 +6,9 @@ import pino from 'pino';
 import type { Config } from './config.js';
 import { buildApp, type App } from './http/app.js';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './http/rate-limit.js';
-import { ParserPool } from './ingest/parsers/index.js';
-import { extractionHandlers } from './extraction/run.js';
-import { ingestHandlers } from './ingest/pipeline.js';
+import { ParserPool } from './sources/parsers/index.js';
+import { extractionTasks } from './extraction/run.js';
+import { ingestTasks } from './ingest/pipeline.js';
 import { createCachedEmbedder, createEmbeddingProvider, type CachedEmbedder } from './providers/embeddings/index.js';
 import { createLlmProvider, type LlmProvider } from './providers/llm/index.js';
 import { ScanPool } from './search/kernel/index.js';
@@ -16,6 +16,7 @@ import { EmbeddingIngester } from './documents/ingest-embedding.js';
 import { PageIndex } from './search/page-index.js';
 import { BlobStore } from './store/blobs.js';
 import type { Store } from './store/engine.js';
+import { TaskRegistry } from './tasks/registry.js';
 import { TaskWorker, type WorkerOptions } from './tasks/worker.js';
 import { KeyResolver } from './workspaces/keys.js';
 
@@ -64,8 +65,9 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
       ocr: config.ocr ? { threads: config.ocrThreads, languages: config.ocrLangs } : null,
     });
     closers.push(() => parsers.close());
-    const handlers = {
-      ...ingestHandlers({
+    // Fails at boot when a task kind has no handler.
+    const registry = new TaskRegistry([
+      ...ingestTasks({
         db: store.db,
         blobs,
         parsers,
@@ -74,7 +76,7 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
         urlAllowlist: config.urlAllowlist,
         urlTimeoutMs: config.urlTimeoutMs,
       }),
-      ...extractionHandlers({
+      ...extractionTasks({
         db: store.db,
         blobs,
         parsers,
@@ -83,8 +85,8 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
         urlAllowlist: config.urlAllowlist,
         urlTimeoutMs: config.urlTimeoutMs,
       }),
-    };
-    worker = new TaskWorker(store.db, handlers, log.child({ component: 'worker' }), {
+    ]);
+    worker = new TaskWorker(store.db, registry, log.child({ component: 'worker' }), {
       concurrency: config.workerConcurrency,
       leaseMs: config.taskLeaseMs,
       shutdownGraceMs: config.shutdownGraceMs,

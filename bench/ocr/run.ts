@@ -9,11 +9,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { OcrEngine } from '../../src/ingest/ocr/engine.js';
-import { recognisePage } from '../../src/ingest/ocr/page.js';
-import { NapiCanvasFactory, renderPage } from '../../src/ingest/ocr/pdf-render.js';
-import { rotate } from '../../src/ingest/ocr/raster.js';
-import { ParserPool } from '../../src/ingest/parsers/index.js';
+import { OcrEngine } from '../../src/sources/ocr/engine.js';
+import { recognisePage } from '../../src/sources/ocr/page.js';
+import { NapiCanvasFactory, renderPage } from '../../src/sources/ocr/pdf-render.js';
+import { rotate } from '../../src/sources/ocr/raster.js';
+import { ParserPool } from '../../src/sources/parsers/index.js';
 import { characterErrorRate } from './cer.js';
 
 const CORPUS = path.resolve(import.meta.dirname, '../../test/fixtures/corpus/docs');

@@ -6,12 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ValidationError } from '../errors.js';
-import { segmentPage } from '../ingest/segmentation.js';
+import { segmentPage } from '../text/segmentation.js';
 import { normalizeVector } from '../search/vectors.js';
 import { insertEmbeddedDocuments } from '../store/document-writes.js';
 import type { NewPage } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
-import { assertStorableText } from './json-text.js';
+import { assertStorableText } from '../text/json-text.js';
 
 /** Recorded as the embedding model of pages whose vectors the caller supplied. */
 export const PRECOMPUTED_MODEL = 'precomputed';

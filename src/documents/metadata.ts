@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { errors } from '../errors.js';
 import { updateLatestMetadata } from '../store/document-writes.js';
 import type { Database } from '../store/schema.js';
-import { assertStorableText } from './json-text.js';
+import { assertStorableText } from '../text/json-text.js';
 import { documentView, type DocumentView } from './views.js';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -4,5 +4,5 @@
 export { checkExtractionSchema, describeSchema, strictSchema, validationErrors, type FieldSpec } from './schema.js';
 export { extractOffline, type ExtractedRecord, type ExtractionInput } from './offline.js';
 export { ExtractionFailure, extractWithLlm, type LlmExtractionOptions } from './llm.js';
-export { extractionHandlers, type ExtractionDeps } from './run.js';
+export { extractionTasks, runExtractionTask, type ExtractionDeps, type RunExtractionPayload } from './run.js';
 export * from './service.js';

@@ -3,29 +3,41 @@
 // offline otherwise, check every record against the schema, and store what was read and
 // the result in one transaction that completes the task.
 import type { Kysely } from 'kysely';
+import { Type, type Static } from 'typebox';
+import { TaskError } from '../errors.js';
 import type { LlmProvider } from '../providers/llm/types.js';
-import { ParseError, declaredFormatMismatch, detectFormat, resolveFormat, type ParserPool } from '../ingest/parsers/index.js';
-import { FetchError, fetchUrl } from '../ingest/url-fetch.js';
-import type { BlobStore } from '../store/blobs.js';
+import { DocumentFormatSchema, fetchSource, parseSource, readStoredFile, type SourceDeps } from '../sources/index.js';
 import { findDocument, pagesOfDocument } from '../store/documents.js';
 import { findExtraction, insertExtractionDocument, insertExtractionResult, lockExtraction, type ExtractionRow } from '../store/extractions.js';
 import type { Database } from '../store/schema.js';
-import { TaskError, throttledProgress, type ProgressReporter, type TaskContext, type TaskHandler } from '../tasks/worker.js';
+import { bindTask, defineTask, type BoundTask, type PayloadContext, type TaskContext } from '../tasks/registry.js';
+import { throttledProgress, type ProgressReporter } from '../tasks/worker.js';
 import { ExtractionFailure, extractWithLlm } from './llm.js';
 import { extractOffline, type ExtractedRecord } from './offline.js';
 import { validationErrors } from './schema.js';
-import { RUN_TASK_KIND, type RunExtractionPayload } from './service.js';
 
-export interface ExtractionDeps {
+export interface ExtractionDeps extends SourceDeps {
   db: Kysely<Database>;
-  blobs: BlobStore;
-  parsers: ParserPool;
   /** The language model; null extracts offline. */
   llm: LlmProvider | null;
-  maxFileBytes: number;
-  urlAllowlist: string[];
-  urlTimeoutMs: number;
 }
+
+const RunOn = { extractionId: Type.Integer(), blobKey: Type.String() };
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+/** What a RunExtraction task carries; `blobKey`: where the bytes are (file, url) or the document's stored file. */
+const RunExtractionPayload = Type.Union([
+  Type.Object({ ...RunOn, source: Type.Literal('url'), url: Type.String() }),
+  Type.Object({
+    ...RunOn,
+    source: Type.Literal('file'),
+    fileName: Type.Optional(NullableString),
+    contentType: Type.Optional(NullableString),
+    format: Type.Optional(DocumentFormatSchema),
+  }),
+  Type.Object({ ...RunOn, source: Type.Literal('document'), documentId: Type.Integer() }),
+]);
+export type RunExtractionPayload = Static<typeof RunExtractionPayload>;
 
 interface ReadDocument {
   pages: string[];
@@ -36,26 +48,11 @@ interface ReadDocument {
   documentId: number | null;
 }
 
-async function parseBytes(deps: ExtractionDeps, ctx: TaskContext, bytes: Buffer, payload: RunExtractionPayload, name: string, report: ProgressReporter) {
-  const mismatch = declaredFormatMismatch(bytes, payload.fileName, payload.contentType);
-  if (mismatch) throw new TaskError(`${name} is ${mismatch.reason}`);
-  const format = payload.format ?? detectFormat(bytes, payload.fileName, payload.contentType);
-  if (!format) throw new TaskError(`${name} is not a supported document (${payload.contentType ?? 'unknown type'})`);
-  await report(10, `Parsing ${name}`, true);
-  try {
-    return await deps.parsers.parse(bytes, format, (done, total) => {
-      void report(10 + (25 * done) / Math.max(total, 1), `Parsed page ${done} of ${total}`).catch(() => undefined);
-    });
-  } catch (error) {
-    if (error instanceof ParseError) throw new TaskError(`Could not read ${name}: ${error.message}`);
-    throw error;
-  }
-}
-
 async function readSource(deps: ExtractionDeps, ctx: TaskContext, payload: RunExtractionPayload, report: ProgressReporter): Promise<ReadDocument> {
   const workspaceId = ctx.task.workspace_id;
+  const parsing = { report, from: 10, to: 35 };
   if (payload.source === 'document') {
-    const documentId = payload.documentId!;
+    const documentId = payload.documentId;
     const document = await findDocument(deps.db, workspaceId, documentId);
     if (!document) throw new TaskError(`Document ${documentId} was deleted before the extraction could read it`);
     const pages = (await pagesOfDocument(deps.db, documentId)).map((p) => p.content);
@@ -64,34 +61,17 @@ async function readSource(deps: ExtractionDeps, ctx: TaskContext, payload: RunEx
     return { pages, title, fileName: null, contentType: null, fileUrl: document.file_url, documentId };
   }
   if (payload.source === 'url') {
-    const url = payload.url!;
+    const url = payload.url;
     await report(2, `Fetching ${url}`, true);
-    let fetched;
-    try {
-      fetched = await fetchUrl(url, { allowlist: deps.urlAllowlist, maxBytes: deps.maxFileBytes, totalTimeoutMs: deps.urlTimeoutMs, signal: ctx.signal });
-    } catch (error) {
-      if (error instanceof FetchError) throw new TaskError(error.message, error.transient);
-      if (ctx.signal.aborted) throw ctx.signal.reason;
-      throw new TaskError(`Could not fetch ${url}`, true);
-    }
-    if (fetched.bytes.length === 0) throw new TaskError(`${url} answered an empty body`);
-    const lastSegment = new URL(fetched.finalUrl).pathname.split('/').filter(Boolean).pop();
-    const fileName = fetched.filename ?? (lastSegment ? decodeURIComponent(lastSegment) : null);
-    const format = resolveFormat(fetched.bytes, fileName, fetched.contentType);
-    if (!format) throw new TaskError(`${url} is not a supported document (${fetched.contentType ?? 'unknown type'})`);
-    await deps.blobs.put(payload.blobKey, fetched.bytes);
-    const parsed = await parseBytes(deps, ctx, Buffer.from(fetched.bytes), { ...payload, format, fileName, contentType: fetched.contentType }, url, report);
-    return { pages: parsed.pages, title: parsed.title, fileName, contentType: fetched.contentType, fileUrl: url, documentId: null };
+    const fetched = await fetchSource(deps, url, payload.blobKey, ctx.signal, { listSupported: false });
+    const parsed = await parseSource(deps.parsers, fetched.bytes, fetched, url, parsing);
+    return { pages: parsed.pages, title: parsed.title, fileName: fetched.fileName, contentType: fetched.contentType, fileUrl: url, documentId: null };
   }
   const name = payload.fileName ?? 'the file';
-  let bytes: Buffer;
-  try {
-    bytes = await deps.blobs.read(payload.blobKey);
-  } catch {
-    throw new TaskError(`The stored copy of ${name} is missing; upload it again`);
-  }
-  const parsed = await parseBytes(deps, ctx, bytes, payload, name, report);
-  return { pages: parsed.pages, title: parsed.title, fileName: payload.fileName ?? null, contentType: payload.contentType ?? null, fileUrl: null, documentId: null };
+  const file = { fileName: payload.fileName ?? null, contentType: payload.contentType ?? null, format: payload.format };
+  const bytes = await readStoredFile(deps.blobs, payload.blobKey, name);
+  const parsed = await parseSource(deps.parsers, bytes, file, name, parsing);
+  return { pages: parsed.pages, title: parsed.title, fileName: file.fileName, contentType: file.contentType, fileUrl: null, documentId: null };
 }
 
 function plural(n: number, word: string): string {
@@ -117,8 +97,8 @@ function checked(extraction: ExtractionRow, records: ExtractedRecord[]): { recor
   return { records: valid, dropped };
 }
 
-async function runExtraction(deps: ExtractionDeps, ctx: TaskContext): Promise<void> {
-  const payload = ctx.task.payload as unknown as RunExtractionPayload;
+async function runExtraction(deps: ExtractionDeps, ctx: PayloadContext<RunExtractionPayload>): Promise<void> {
+  const { payload } = ctx;
   const workspaceId = ctx.task.workspace_id;
   const report = throttledProgress(ctx);
   const extraction = await findExtraction(deps.db, workspaceId, payload.extractionId);
@@ -184,6 +164,12 @@ async function runExtraction(deps: ExtractionDeps, ctx: TaskContext): Promise<vo
   });
 }
 
-export function extractionHandlers(deps: ExtractionDeps): Record<string, TaskHandler> {
-  return { [RUN_TASK_KIND]: (ctx) => runExtraction(deps, ctx) };
+export const runExtractionTask = defineTask({
+  kind: 'RunExtraction',
+  payload: RunExtractionPayload,
+  run: (ctx, deps: ExtractionDeps) => runExtraction(deps, ctx),
+});
+
+export function extractionTasks(deps: ExtractionDeps): BoundTask[] {
+  return [bindTask(runExtractionTask, deps)];
 }

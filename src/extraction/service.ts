@@ -1,13 +1,9 @@
 // Extractions as the API offers them: definitions (create with a checked schema, list, get,
 // delete), runs accepted as tasks (on a URL, an uploaded file or an ingested document) and
 // their results. The worker side is run.ts.
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { assertStorableText } from '../documents/json-text.js';
 import { AppError, ValidationError, errors } from '../errors.js';
-import type { StoredUpload } from '../ingest/accept.js';
-import { resolveFormat, type DocumentFormat } from '../ingest/parsers/index.js';
-import { checkUrlSyntax } from '../ingest/url-fetch.js';
+import { checkUrl, uploadFormat, urlFileName, type StoredUpload } from '../sources/index.js';
 import { BlobStore } from '../store/blobs.js';
 import { findDocument } from '../store/documents.js';
 import {
@@ -24,10 +20,11 @@ import {
   type ExtractionRow,
 } from '../store/extractions.js';
 import type { Database } from '../store/schema.js';
-import { findTask, insertTask } from '../store/tasks.js';
+import { findTask } from '../store/tasks.js';
+import { enqueueTask } from '../tasks/registry.js';
+import { assertStorableText } from '../text/json-text.js';
+import { runExtractionTask, type RunExtractionPayload } from './run.js';
 import { checkExtractionSchema } from './schema.js';
-
-export const RUN_TASK_KIND = 'RunExtraction';
 
 export interface ExtractionServiceDeps {
   db: Kysely<Database>;
@@ -73,19 +70,6 @@ export interface RunReceipt {
   file_path: string;
   task_identifier: string;
   document_id?: number;
-}
-
-/** What a RunExtraction task carries. */
-export interface RunExtractionPayload {
-  extractionId: number;
-  source: 'url' | 'file' | 'document';
-  /** Where the bytes are (file, url) or the document's stored file (document). */
-  blobKey: string;
-  url?: string;
-  fileName?: string | null;
-  contentType?: string | null;
-  format?: DocumentFormat;
-  documentId?: number;
 }
 
 function extractionView(row: ExtractionRow): ExtractionView {
@@ -158,27 +142,19 @@ async function requireExtraction(db: Kysely<Database>, workspaceId: number, id: 
 }
 
 async function enqueue(deps: ExtractionServiceDeps, workspaceId: number, extraction: ExtractionRow, payload: RunExtractionPayload, what: string): Promise<string> {
-  const identifier = `${RUN_TASK_KIND}:${randomUUID()}`;
-  await insertTask(deps.db, {
-    identifier,
+  const identifier = await enqueueTask(deps.db, runExtractionTask, {
     workspaceId,
-    kind: RUN_TASK_KIND,
-    status: 'PENDING',
-    progress: 0,
     title: `Extract "${extraction.name.slice(0, 80)}" from ${what}`,
-    message: 'Waiting for a worker',
-    payload: payload as unknown as Record<string, unknown>,
+    payload,
   });
   deps.onEnqueue();
   return identifier;
 }
 
 export async function runOnUrl(deps: ExtractionServiceDeps, workspaceId: number, input: { extraction_id: number; url: string }): Promise<RunReceipt> {
-  const problem = checkUrlSyntax(input.url);
-  if (problem) throw errors.validation(['body', 'url'], problem, 'url_parsing');
+  checkUrl(input.url);
   const extraction = await requireExtraction(deps.db, workspaceId, input.extraction_id);
-  const lastSegment = new URL(input.url).pathname.split('/').filter(Boolean).pop() ?? null;
-  const blobKey = BlobStore.newKey(lastSegment ? decodeURIComponent(lastSegment) : null);
+  const blobKey = BlobStore.newKey(urlFileName(input.url));
   const identifier = await enqueue(deps, workspaceId, extraction, { extractionId: extraction.id, source: 'url', blobKey, url: input.url }, input.url);
   return { extraction_id: extraction.id, file_path: blobKey, task_identifier: identifier };
 }
@@ -197,11 +173,7 @@ export async function runOnUpload(deps: ExtractionServiceDeps, workspaceId: numb
     const extractionId = parseIdField(fields.extraction_id, 'extraction_id');
     if (!upload) throw errors.validation(['body', 'file'], 'Field required', 'missing');
     const extraction = await requireExtraction(deps.db, workspaceId, extractionId);
-    if (upload.size === 0) throw errors.validation(['body', 'file'], 'The file is empty', 'value_error');
-    const format = resolveFormat(await deps.blobs.read(upload.blobKey), upload.fileName, upload.contentType);
-    if (!format) {
-      throw errors.unsupportedMediaType(`${upload.fileName ?? 'The file'} is not a supported document type`);
-    }
+    const format = await uploadFormat(deps.blobs, upload, { listSupported: false });
     const payload: RunExtractionPayload = {
       extractionId,
       source: 'file',
@@ -242,7 +214,7 @@ export async function getResultByTask(db: Kysely<Database>, workspaceId: number,
   if (row) return resultView(row);
   const task = await findTask(db, workspaceId, taskIdentifier);
   if (!task) throw errors.notFound(`Extraction result for task ${taskIdentifier}`);
-  if (task.kind !== RUN_TASK_KIND) throw errors.notFound(`Extraction result for task ${taskIdentifier} (it is not an extraction run)`);
+  if (task.kind !== runExtractionTask.kind) throw errors.notFound(`Extraction result for task ${taskIdentifier} (it is not an extraction run)`);
   const where =
     task.status === 'FAILED'
       ? `the task FAILED: ${task.message}`

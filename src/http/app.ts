@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.js';
-import { parseRequestJson } from '../documents/json-text.js';
+import { parseRequestJson } from '../text/json-text.js';
 import type { CachedEmbedder } from '../providers/embeddings/index.js';
 import type { LlmProvider } from '../providers/llm/types.js';
 import type { EmbeddingIngester } from '../documents/ingest-embedding.js';

@@ -3,14 +3,14 @@
 // broken stream) deletes the file already stored, so nothing is left behind unreferenced.
 import type { FastifyRequest } from 'fastify';
 import { AppError, ValidationError, errors } from '../errors.js';
-import { storeUpload, type AcceptDeps, type StoredUpload } from '../ingest/accept.js';
+import { storeUpload, type StoredUpload, type UploadDeps } from '../sources/index.js';
 
 export interface UploadForm {
   upload: StoredUpload | null;
   fields: Record<string, string>;
 }
 
-export async function readUploadForm(request: FastifyRequest, deps: AcceptDeps): Promise<UploadForm> {
+export async function readUploadForm(request: FastifyRequest, deps: UploadDeps): Promise<UploadForm> {
   let upload: StoredUpload | null = null;
   const fields: Record<string, string> = {};
   try {

@@ -2,7 +2,7 @@
 // into FastAPI-style 422 items ({loc, msg, type}).
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
-import { jsonTextIssues } from '../documents/json-text.js';
+import { jsonTextIssues } from '../text/json-text.js';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 
 // Bodies are strict JSON (no coercion: "1" is not a number); path and query values arrive as

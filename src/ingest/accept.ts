@@ -1,22 +1,19 @@
-// Accepting file and URL ingests: the upload is stored, checked (size, emptiness, type,
-// fields) and queued as a task, answered at once; workers do the rest (pipeline.ts).
-import { randomUUID } from 'node:crypto';
+// Accepting file and URL ingests: the upload or URL is checked (by sources/) with the form's
+// fields and queued as a task, answered at once; workers do the rest (pipeline.ts).
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
-import { assertStorableText, parseRequestJson } from '../documents/json-text.js';
 import { ValidationError, errors } from '../errors.js';
-import { BlobStore, BlobTooLargeError } from '../store/blobs.js';
+import { checkUrl, uploadFormat, type StoredUpload } from '../sources/index.js';
+import { BlobStore } from '../store/blobs.js';
 import { findStoredFile } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
-import { insertTask } from '../store/tasks.js';
-import { resolveFormat } from './parsers/index.js';
-import type { IngestFilePayload, IngestUrlPayload } from './pipeline.js';
-import { checkUrlSyntax } from './url-fetch.js';
+import { enqueueTask } from '../tasks/registry.js';
+import { assertStorableText, parseRequestJson } from '../text/json-text.js';
+import { ingestFileTask, ingestUrlTask } from './pipeline.js';
 
 export interface AcceptDeps {
   db: Kysely<Database>;
   blobs: BlobStore;
-  maxFileBytes: number;
   /** Called after a task is queued, so that a worker in this process starts at once. */
   onEnqueue: () => void;
 }
@@ -25,25 +22,6 @@ export interface IngestReceipt {
   task_identifier: string;
   file_path: string;
   external_id: string | null;
-}
-
-export interface StoredUpload {
-  blobKey: string;
-  fileName: string | null;
-  contentType: string | null;
-  size: number;
-}
-
-/** Streams an uploaded file into the blob store; 413 past the size limit. */
-export async function storeUpload(deps: AcceptDeps, stream: Readable, fileName: string | null, contentType: string | null): Promise<StoredUpload> {
-  const blobKey = BlobStore.newKey(fileName);
-  try {
-    const size = await deps.blobs.write(blobKey, stream, deps.maxFileBytes);
-    return { blobKey, fileName, contentType, size };
-  } catch (error) {
-    if (error instanceof BlobTooLargeError) throw errors.payloadTooLarge(deps.maxFileBytes);
-    throw error;
-  }
 }
 
 function parseExternalId(value: unknown): string | null {
@@ -78,24 +56,11 @@ export async function acceptUpload(
   try {
     const externalId = parseExternalId(fields.external_id);
     const metadata = parseMetadataField(fields.metadata);
-    if (upload.size === 0) throw errors.validation(['body', 'file'], 'The file is empty', 'value_error');
-    const format = resolveFormat(await deps.blobs.read(upload.blobKey), upload.fileName, upload.contentType);
-    if (!format) {
-      throw errors.unsupportedMediaType(
-        `${upload.fileName ?? 'The file'} is not a supported document type; supported: PDF, DOCX, HTML, Markdown, plain text`,
-      );
-    }
-    const identifier = `IngestFile:${randomUUID()}`;
-    const payload: IngestFilePayload = { blobKey: upload.blobKey, fileName: upload.fileName, contentType: upload.contentType, format, externalId, metadata };
-    await insertTask(deps.db, {
-      identifier,
+    const format = await uploadFormat(deps.blobs, upload, { listSupported: true });
+    const identifier = await enqueueTask(deps.db, ingestFileTask, {
       workspaceId,
-      kind: 'IngestFile',
-      status: 'PENDING',
-      progress: 0,
       title: titleOf(upload.fileName),
-      message: 'Waiting for a worker',
-      payload: payload as unknown as Record<string, unknown>,
+      payload: { blobKey: upload.blobKey, fileName: upload.fileName, contentType: upload.contentType, format, externalId, metadata },
     });
     deps.onEnqueue();
     return { task_identifier: identifier, file_path: upload.blobKey, external_id: externalId };
@@ -112,23 +77,15 @@ export interface UrlIngestInput {
 }
 
 export async function acceptUrl(deps: AcceptDeps, workspaceId: number, input: UrlIngestInput): Promise<IngestReceipt> {
-  const problem = checkUrlSyntax(input.url);
-  if (problem) throw errors.validation(['body', 'url'], problem, 'url_parsing');
+  checkUrl(input.url);
   const externalId = parseExternalId(input.external_id);
   assertStorableText(input.metadata ?? null, ['body', 'metadata']);
   const lastSegment = new URL(input.url).pathname.split('/').filter(Boolean).pop() ?? null;
   const blobKey = BlobStore.newKey(lastSegment);
-  const identifier = `IngestUrl:${randomUUID()}`;
-  const payload: IngestUrlPayload = { url: input.url, blobKey, externalId, metadata: input.metadata ?? {} };
-  await insertTask(deps.db, {
-    identifier,
+  const identifier = await enqueueTask(deps.db, ingestUrlTask, {
     workspaceId,
-    kind: 'IngestUrl',
-    status: 'PENDING',
-    progress: 0,
     title: `Ingest ${input.url}`,
-    message: 'Waiting for a worker',
-    payload: payload as unknown as Record<string, unknown>,
+    payload: { url: input.url, blobKey, externalId, metadata: input.metadata ?? {} },
   });
   deps.onEnqueue();
   return { task_identifier: identifier, file_path: blobKey, external_id: externalId };

@@ -1,43 +1,43 @@
-// The ingest pipeline run by workers: fetch (URL tasks), parse in a worker thread, segment,
+// The ingest pipeline run by workers: fetch (URL tasks) and parse through sources/, segment,
 // embed in batches, then write the document, pages, paragraphs and sentences in one
 // transaction that also completes the task.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
+import { Type, type Static } from 'typebox';
 import { EmbeddingRequestError, type EmbeddingProvider } from '../providers/embeddings/index.js';
-import type { BlobStore } from '../store/blobs.js';
 import { insertDocument, insertPages, type NewPage } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
-import { TaskError, throttledProgress, type ProgressReporter, type TaskContext, type TaskHandler } from '../tasks/worker.js';
-import { OCR_OFF_HINT, ParseError, declaredFormatMismatch, resolveFormat, type DocumentFormat, type ParsedDocument, type ParserPool } from './parsers/index.js';
-import { segmentPage } from './segmentation.js';
-import { FetchError, fetchUrl } from './url-fetch.js';
+import { TaskError } from '../errors.js';
+import { DocumentFormatSchema, OCR_OFF_HINT, fetchSource, parseSource, readStoredFile, type ParsedDocument, type SourceDeps } from '../sources/index.js';
+import { bindTask, defineTask, type BoundTask, type TaskContext } from '../tasks/registry.js';
+import { throttledProgress, type ProgressReporter } from '../tasks/worker.js';
+import { segmentPage } from '../text/segmentation.js';
 
-export interface IngestDeps {
+export interface IngestDeps extends SourceDeps {
   db: Kysely<Database>;
-  blobs: BlobStore;
-  parsers: ParserPool;
   embedder: EmbeddingProvider;
-  maxFileBytes: number;
-  urlAllowlist: string[];
-  urlTimeoutMs: number;
 }
 
-interface DocumentSource {
-  externalId: string | null;
-  metadata: Record<string, unknown>;
-}
+// What a document ingested from a file or URL carries into the store.
+const DocumentSource = {
+  externalId: Type.Union([Type.String(), Type.Null()]),
+  metadata: Type.Record(Type.String(), Type.Unknown()),
+};
 
-export interface IngestFilePayload extends DocumentSource {
-  blobKey: string;
-  fileName: string | null;
-  contentType: string | null;
-  format: DocumentFormat;
-}
+const IngestFilePayload = Type.Object({
+  ...DocumentSource,
+  blobKey: Type.String(),
+  fileName: Type.Union([Type.String(), Type.Null()]),
+  contentType: Type.Union([Type.String(), Type.Null()]),
+  format: DocumentFormatSchema,
+});
+type IngestFilePayload = Static<typeof IngestFilePayload>;
 
-export interface IngestUrlPayload extends DocumentSource {
-  url: string;
-  blobKey: string;
-}
+const IngestUrlPayload = Type.Object({
+  ...DocumentSource,
+  url: Type.String(),
+  blobKey: Type.String(),
+});
 
 /** Pages sent to the embedding provider per request. */
 const EMBED_BATCH = 32;
@@ -103,24 +103,8 @@ async function processFile(
 ): Promise<void> {
   const name = file.fileName ?? 'the file';
   const report = throttledProgress(ctx);
-  let bytes: Buffer;
-  try {
-    bytes = await deps.blobs.read(file.blobKey);
-  } catch {
-    throw new TaskError(`The stored copy of ${name} is missing; upload it again`);
-  }
-  const mismatch = declaredFormatMismatch(bytes, file.fileName, file.contentType);
-  if (mismatch) throw new TaskError(`${name} is ${mismatch.reason}`);
-  await report(5, `Parsing ${name}`, true);
-  let parsed;
-  try {
-    parsed = await deps.parsers.parse(bytes, file.format, (done, total) => {
-      void report(5 + (35 * done) / Math.max(total, 1), `Parsed page ${done} of ${total}`).catch(() => undefined);
-    });
-  } catch (error) {
-    if (error instanceof ParseError) throw new TaskError(`Could not read ${name}: ${error.message}`);
-    throw error;
-  }
+  const bytes = await readStoredFile(deps.blobs, file.blobKey, name);
+  const parsed = await parseSource(deps.parsers, bytes, file, name, { report, from: 5, to: 40 });
   ctx.signal.throwIfAborted();
   const pages = parsed.pages;
   if (pages.every((p) => p.trim() === '')) throw new TaskError(`No text could be extracted from ${name}`);
@@ -175,50 +159,28 @@ function listPages(pages: readonly number[]): string {
   return `${pages.slice(0, -1).join(', ')} and ${pages[pages.length - 1]}`;
 }
 
-async function ingestFile(deps: IngestDeps, ctx: TaskContext): Promise<void> {
-  const payload = ctx.task.payload as unknown as IngestFilePayload;
-  await processFile(deps, ctx, payload, { source: 'file', fileUrl: null });
-}
+export const ingestFileTask = defineTask({
+  kind: 'IngestFile',
+  payload: IngestFilePayload,
+  run: (ctx, deps: IngestDeps) => processFile(deps, ctx, ctx.payload, { source: 'file', fileUrl: null }),
+});
 
-function fileNameFromUrl(url: string): string | null {
-  const last = new URL(url).pathname.split('/').filter(Boolean).pop();
-  return last ? decodeURIComponent(last) : null;
-}
+export const ingestUrlTask = defineTask({
+  kind: 'IngestUrl',
+  payload: IngestUrlPayload,
+  run: async (ctx, deps: IngestDeps) => {
+    const { payload } = ctx;
+    await ctx.progress(1, `Fetching ${payload.url}`);
+    const fetched = await fetchSource(deps, payload.url, payload.blobKey, ctx.signal, { listSupported: true });
+    await processFile(
+      deps,
+      ctx,
+      { ...payload, fileName: fetched.fileName, contentType: fetched.contentType, format: fetched.format },
+      { source: 'url', fileUrl: payload.url },
+    );
+  },
+});
 
-async function ingestUrl(deps: IngestDeps, ctx: TaskContext): Promise<void> {
-  const payload = ctx.task.payload as unknown as IngestUrlPayload;
-  await ctx.progress(1, `Fetching ${payload.url}`);
-  let fetched;
-  try {
-    fetched = await fetchUrl(payload.url, {
-      allowlist: deps.urlAllowlist,
-      maxBytes: deps.maxFileBytes,
-      totalTimeoutMs: deps.urlTimeoutMs,
-      signal: ctx.signal,
-    });
-  } catch (error) {
-    if (error instanceof FetchError) throw new TaskError(error.message, error.transient);
-    if (ctx.signal.aborted) throw ctx.signal.reason;
-    throw new TaskError(`Could not fetch ${payload.url}`, true);
-  }
-  if (fetched.bytes.length === 0) throw new TaskError(`${payload.url} answered an empty body`);
-  const fileName = fetched.filename ?? fileNameFromUrl(fetched.finalUrl);
-  const format = resolveFormat(fetched.bytes, fileName, fetched.contentType);
-  if (!format) {
-    throw new TaskError(`${payload.url} is not a supported document (${fetched.contentType ?? 'unknown type'}); supported: PDF, DOCX, HTML, Markdown, plain text`);
-  }
-  await deps.blobs.put(payload.blobKey, fetched.bytes);
-  await processFile(
-    deps,
-    ctx,
-    { ...payload, fileName, contentType: fetched.contentType, format },
-    { source: 'url', fileUrl: payload.url },
-  );
-}
-
-export function ingestHandlers(deps: IngestDeps): Record<string, TaskHandler> {
-  return {
-    IngestFile: (ctx) => ingestFile(deps, ctx),
-    IngestUrl: (ctx) => ingestUrl(deps, ctx),
-  };
+export function ingestTasks(deps: IngestDeps): BoundTask[] {
+  return [bindTask(ingestFileTask, deps), bindTask(ingestUrlTask, deps)];
 }

@@ -14,7 +14,8 @@ export interface NewTask {
   progress: number;
   title: string;
   message: string;
-  payload?: Record<string, unknown>;
+  /** Stored as JSON. */
+  payload?: object;
   documentId?: number | null;
 }
 

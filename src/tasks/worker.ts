@@ -5,36 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger as Logger } from 'fastify';
+import { TaskError } from '../errors.js';
 import type { Database } from '../store/schema.js';
-import { claimTask, commitTask, failTask, releaseTasks, renewLease, reportProgress, type ClaimedTask, type TaskWrite } from '../store/tasks.js';
-
-/** A failure with a message for the user; `transient` ones are retried with backoff. */
-export class TaskError extends Error {
-  constructor(
-    message: string,
-    readonly transient = false,
-  ) {
-    super(message);
-    this.name = 'TaskError';
-  }
-}
+import { claimTask, commitTask, failTask, releaseTasks, renewLease, reportProgress, type ClaimedTask } from '../store/tasks.js';
+import type { TaskContext, TaskRegistry } from './registry.js';
 
 /** Raised when this worker no longer holds the task (its lease expired and another took it). */
 export class LeaseLostError extends Error {}
-
-export interface TaskContext {
-  task: ClaimedTask;
-  signal: AbortSignal;
-  /** Progress in percent (kept monotone by the store) and where the task is. */
-  progress(percent: number, message: string): Promise<void>;
-  /**
-   * Runs `write` in one transaction that also marks the task completed; if this worker has
-   * lost the task meanwhile, nothing is written (so a task never stores its result twice).
-   */
-  commit<T>(write: TaskWrite<T>): Promise<T>;
-}
-
-export type TaskHandler = (ctx: TaskContext) => Promise<void>;
 
 /** Reports progress; `force` reports at once, anything else at most every 250 ms. */
 export type ProgressReporter = (percent: number, message: string, force?: boolean) => Promise<void>;
@@ -77,7 +54,7 @@ export class TaskWorker {
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly handlers: Record<string, TaskHandler>,
+    private readonly registry: TaskRegistry,
     private readonly log: Logger,
     options: Partial<WorkerOptions> = {},
   ) {
@@ -87,7 +64,7 @@ export class TaskWorker {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.log.info({ worker: this.id, kinds: Object.keys(this.handlers) }, 'worker started');
+    this.log.info({ worker: this.id, kinds: this.registry.kinds }, 'worker started');
     this.loop = this.run();
   }
 
@@ -97,7 +74,7 @@ export class TaskWorker {
   }
 
   private async run(): Promise<void> {
-    const kinds = Object.keys(this.handlers);
+    const kinds = [...this.registry.kinds];
     while (this.running) {
       let claimed: ClaimedTask | undefined;
       if (this.inHand.size < this.options.concurrency) {
@@ -158,7 +135,7 @@ export class TaskWorker {
     };
     try {
       log.info({ kind: task.kind }, 'task started');
-      await this.handlers[task.kind](ctx);
+      await this.registry.task(task.kind).run(ctx);
       log.info('task completed');
     } catch (err) {
       await this.settleFailure(task, err, log);

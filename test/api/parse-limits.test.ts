@@ -2,7 +2,7 @@
 // on both engines: a DOCX part that inflates past its cap, parts that inflate past the
 // package's cap together; a real DOCX beside them still reads.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_PACKAGE_BYTES, MAX_PART_BYTES } from '../../src/ingest/parsers/docx.js';
+import { MAX_PACKAGE_BYTES, MAX_PART_BYTES } from '../../src/sources/parsers/docx.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { W, docx, para } from '../helpers/documents.js';
 import { multipartBody } from '../helpers/multipart.js';

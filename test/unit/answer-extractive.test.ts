@@ -19,7 +19,7 @@ import {
   quoteSupported,
   rewriteMarkers,
 } from '../../src/answer/grounded.js';
-import { splitSentences } from '../../src/ingest/segmentation.js';
+import { splitSentences } from '../../src/text/segmentation.js';
 import type { ChatRequest, LlmProvider } from '../../src/providers/llm/types.js';
 
 let nextId = 1;

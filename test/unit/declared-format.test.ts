@@ -1,7 +1,7 @@
 // declaredFormatMismatch and resolveFormat: a name or declared type naming a binary format
 // whose signature the bytes lack makes the file invalid, never text.
 import { describe, expect, it } from 'vitest';
-import { declaredFormatMismatch, resolveFormat } from '../../src/ingest/parsers/index.js';
+import { declaredFormatMismatch, resolveFormat } from '../../src/sources/parsers/index.js';
 
 const TEXT = Buffer.from('Just some notes.\n');
 const JUNK = Buffer.from([0, 1, 2, 3, 0, 0, 255, 254, 0, 7, 0, 0, 0, 9]);

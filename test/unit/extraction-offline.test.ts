@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { extractOffline } from '../../src/extraction/offline.js';
 import { checkExtractionSchema, validationErrors } from '../../src/extraction/schema.js';
-import { detectFormat, parseDocument } from '../../src/ingest/parsers/index.js';
+import { detectFormat, parseDocument } from '../../src/sources/parsers/index.js';
 import { CORPUS_DOCS as DOCS } from '../helpers/corpus.js';
 
 async function pagesOf(file: string): Promise<{ pages: string[]; title: string | null }> {

@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { characterErrorRate } from '../../bench/ocr/cer.js';
-import { OcrEngine } from '../../src/ingest/ocr/engine.js';
-import { ParseError, ParserPool, parseDocument } from '../../src/ingest/parsers/index.js';
+import { OcrEngine } from '../../src/sources/ocr/engine.js';
+import { ParseError, ParserPool, parseDocument } from '../../src/sources/parsers/index.js';
 import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';
 
 const read = (rel: string) => new Uint8Array(fs.readFileSync(path.join(CORPUS, rel)));

@@ -5,13 +5,13 @@ import { createCanvas, type Canvas } from '@napi-rs/canvas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { characterErrorRate } from '../../bench/ocr/cer.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { OcrEngine } from '../../src/ingest/ocr/engine.js';
-import { imageKind, imageSize } from '../../src/ingest/ocr/image.js';
-import { parseLanguages } from '../../src/ingest/ocr/languages.js';
-import { recognisePage, wordsToText } from '../../src/ingest/ocr/page.js';
-import { applyExifOrientation, crop, isBlank, rgbaToGray, rotate, shrink, toPgm, type GrayImage } from '../../src/ingest/ocr/raster.js';
-import { isTiff, splitTiff } from '../../src/ingest/ocr/tiff.js';
-import { detectFormat, ParseError, ParserPool, parseDocument } from '../../src/ingest/parsers/index.js';
+import { OcrEngine } from '../../src/sources/ocr/engine.js';
+import { imageKind, imageSize } from '../../src/sources/ocr/image.js';
+import { parseLanguages } from '../../src/sources/ocr/languages.js';
+import { recognisePage, wordsToText } from '../../src/sources/ocr/page.js';
+import { applyExifOrientation, crop, isBlank, rgbaToGray, rotate, shrink, toPgm, type GrayImage } from '../../src/sources/ocr/raster.js';
+import { isTiff, splitTiff } from '../../src/sources/ocr/tiff.js';
+import { detectFormat, ParseError, ParserPool, parseDocument } from '../../src/sources/parsers/index.js';
 import { textCanvas } from '../helpers/text-image.js';
 
 const TEXT = [

@@ -1,10 +1,10 @@
 // Format detection, encodings, pagination and each format's parser on small hand-made files.
 import { describe, expect, it } from 'vitest';
-import { decodeText } from '../../src/ingest/parsers/encoding.js';
-import { detectFormat, ParseError, parseDocument, type DocumentFormat } from '../../src/ingest/parsers/index.js';
-import { markdownTitle, stripMarkdownNoise } from '../../src/ingest/parsers/text.js';
-import { paginate, sanitize } from '../../src/ingest/parsers/text-utils.js';
-import { withBreaksBefore } from '../../src/ingest/parsers/docx.js';
+import { decodeText } from '../../src/sources/parsers/encoding.js';
+import { detectFormat, ParseError, parseDocument, type DocumentFormat } from '../../src/sources/parsers/index.js';
+import { markdownTitle, stripMarkdownNoise } from '../../src/sources/parsers/text.js';
+import { paginate, sanitize } from '../../src/sources/parsers/text-utils.js';
+import { withBreaksBefore } from '../../src/sources/parsers/docx.js';
 import { W, docx, para, textPdf, zip } from '../helpers/documents.js';
 
 const utf8 = (text: string) => new TextEncoder().encode(text);

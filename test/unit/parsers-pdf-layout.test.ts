@@ -1,7 +1,7 @@
 // PDF page layout on synthetic text runs: columns, lines, paragraphs, hyphenation, tables.
 import { describe, expect, it } from 'vitest';
-import { combineAccents, isGarbage } from '../../src/ingest/parsers/pdf.js';
-import { layoutPage, type TextRun } from '../../src/ingest/parsers/pdf-layout.js';
+import { combineAccents, isGarbage } from '../../src/sources/parsers/pdf.js';
+import { layoutPage, type TextRun } from '../../src/sources/parsers/pdf-layout.js';
 
 const SIZE = 10;
 const LEADING = 12;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ParseError, ParserPool } from '../../src/ingest/parsers/index.js';
+import { ParseError, ParserPool } from '../../src/sources/parsers/index.js';
 import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';
 import { docx, para } from '../helpers/documents.js';
 
@@ -113,7 +113,7 @@ describe('ParserPool from a compiled build', () => {
 
   it('works from plain JavaScript with the worker entry compiled beside it', async () => {
     const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const sources = ['index.ts', 'worker.ts'].map((f) => path.join(ROOT, 'src/ingest/parsers', f));
+    const sources = ['index.ts', 'worker.ts'].map((f) => path.join(ROOT, 'src/sources/parsers', f));
     await run(process.execPath, [
       tsc,
       ...['--outDir', out, '--rootDir', path.join(ROOT, 'src'), '--module', 'nodenext', '--moduleResolution', 'nodenext'],
@@ -121,8 +121,8 @@ describe('ParserPool from a compiled build', () => {
       ...sources,
     ], { cwd: ROOT });
     fs.writeFileSync(path.join(out, 'package.json'), '{"type":"module"}');
-    const entry = path.join(out, 'ingest/parsers/index.js');
-    expect(fs.existsSync(path.join(out, 'ingest/parsers/worker.js'))).toBe(true);
+    const entry = path.join(out, 'sources/parsers/index.js');
+    expect(fs.existsSync(path.join(out, 'sources/parsers/worker.js'))).toBe(true);
 
     const script = `
       import { ParserPool, ParseError } from ${JSON.stringify(entry)};

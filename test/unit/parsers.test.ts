@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseHTML } from 'linkedom';
 import { describe, expect, it } from 'vitest';
-import { detectFormat, ParseError, parseDocument, type ParsedDocument } from '../../src/ingest/parsers/index.js';
+import { detectFormat, ParseError, parseDocument, type ParsedDocument } from '../../src/sources/parsers/index.js';
 import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';
 
 const GT = path.join(CORPUS, 'ground_truth');

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { segmentPage, splitParagraphs, splitSentences } from '../../src/ingest/segmentation.js';
+import { segmentPage, splitParagraphs, splitSentences } from '../../src/text/segmentation.js';
 import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';
 
 const squash = (text: string) => text.replace(/\s+/g, '');

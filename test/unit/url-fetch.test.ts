@@ -14,7 +14,7 @@ import {
   filenameFrom,
   type AddressKind,
   type FetchOptions,
-} from '../../src/ingest/url-fetch.js';
+} from '../../src/sources/url-fetch.js';
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
 

@@ -5,6 +5,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { OcrResult, OcrService, RecognizeOptions } from '../ocr/types.js';
 import { parseDocument } from './parse.js';
+import { PARSERS } from './registry.js';
 import { ParseError } from './types.js';
 import type { OcrReply, OcrRequest, WorkerJob, WorkerMessage, WorkerReply } from './pool.js';
 
@@ -13,7 +14,7 @@ if (!port) throw new Error('worker.ts runs only as a worker thread');
 
 // Load every parser before taking jobs, so that a job's time limit counts parsing only. Jobs
 // posted meanwhile wait in the port's queue.
-await Promise.all([import('./pdf.js'), import('./docx.js'), import('./html.js'), import('./text.js'), import('./image.js')]);
+await Promise.all(Object.values(PARSERS).map((parser) => parser.load()));
 
 const pending = new Map<number, { resolve: (value: OcrResult | Uint8Array) => void; reject: (err: Error) => void }>();
 let nextRequest = 1;

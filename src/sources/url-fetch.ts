@@ -1,4 +1,4 @@
-// Fetches a document by URL for ingest, guarded against SSRF: http(s) only; every hop's host
+// Fetches a document by URL (ingest, extraction), guarded against SSRF: http(s) only; every hop's host
 // is resolved once, all of its addresses are vetted (loopback, private, link-local, metadata
 // and other non-public ranges are refused unless the host is allowlisted) and the connection
 // is pinned to a vetted address, so DNS rebinding cannot slip past the check. Redirects are

@@ -1,6 +1,6 @@
 // Text clean-up shared by the parsers, and the cutting of long text into pages.
 
-import { splitSentences } from '../segmentation.js';
+import { splitSentences } from '../../text/segmentation.js';
 
 /** The most characters of a page cut from a format without pages of its own. */
 export const MAX_PAGE_CHARS = 3000;

@@ -1,0 +1,6 @@
+// Acquiring a document: accepting it at the door (accept.ts), then, on a worker, fetching or
+// reading it and parsing it into pages (acquire.ts) with the parser registered for its format.
+
+export { checkUrl, storeUpload, uploadFormat, type StoredUpload, type UploadDeps } from './accept.js';
+export { DocumentFormatSchema, fetchSource, parseSource, readStoredFile, urlFileName, type FetchedFile, type ReportProgress, type SourceDeps, type SourceFile } from './acquire.js';
+export { OCR_OFF_HINT, ParserPool, type DocumentFormat, type ParsedDocument } from './parsers/index.js';
