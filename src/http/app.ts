@@ -1,18 +1,13 @@
 // The Fastify application: plugins (request ids, validation, errors, auth, rate limit,
-// OpenAPI) and routes. Built from already-open dependencies; main.ts does the wiring.
+// OpenAPI) and routes. Built from services already wired; runtime.ts does the wiring.
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.js';
 import { parseRequestJson } from '../documents/json-text.js';
-import type { CachedEmbedder } from '../providers/embeddings/index.js';
-import type { LlmProvider } from '../providers/llm/types.js';
-import type { EmbeddingIngester } from '../documents/ingest-embedding.js';
-import type { PageIndex } from '../search/page-index.js';
 import { errors } from '../errors.js';
-import type { BlobStore } from '../store/blobs.js';
-import type { Store } from '../store/engine.js';
+import type { Services } from '../services.js';
 import type { KeyResolver } from '../workspaces/keys.js';
 import { registerAuth } from './auth.js';
 import { API_VERSION, errorBody } from './envelope.js';
@@ -30,17 +25,10 @@ import { validatorCompiler } from './validation.js';
 
 export interface AppDeps {
   config: Config;
-  store: Store;
+  /** The services routes call, built once by runtime.ts. */
+  services: Services;
   keys: KeyResolver;
   rateLimiter: RateLimiter | null;
-  index: PageIndex;
-  embeddingIngester: EmbeddingIngester;
-  embedder: CachedEmbedder;
-  /** The language model when one is configured; null runs every feature offline. */
-  llm: LlmProvider | null;
-  blobs: BlobStore;
-  /** Told when a task is queued (a worker in this process wakes up). */
-  onEnqueue: () => void;
   /** false silences request logs (tests); otherwise pino at config.logLevel. */
   logger?: boolean;
 }
