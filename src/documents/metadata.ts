@@ -27,7 +27,7 @@ export async function patchMetadata(
   externalId: string,
   patch: Record<string, unknown>,
 ): Promise<{ status: boolean; data: DocumentView }> {
-  assertStorableText(patch, ['body', 'metadata']);
+  assertStorableText(patch, ['metadata']);
   const updated = await db.transaction().execute(async (trx) => {
     const [latest] = await findVersions(trx, workspaceId, externalId, true);
     if (!latest) throw errors.notFound(`Document with external_id ${externalId}`);

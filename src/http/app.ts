@@ -4,15 +4,12 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { Config } from '../config.js';
 import { parseRequestJson } from '../documents/json-text.js';
-import { errors } from '../errors.js';
-import type { Services } from '../services.js';
-import type { KeyResolver } from '../workspaces/keys.js';
+import { ValidationError, errors } from '../errors.js';
 import { registerAuth } from './auth.js';
 import { API_VERSION, errorBody } from './envelope.js';
+import type { AppDeps } from './deps.js';
 import { createErrorHandler, handleClientError, handleFrameworkError } from './errors.js';
-import type { RateLimiter } from './rate-limit.js';
 import { answerRoutes } from './routes/answer.js';
 import { documentRoutes } from './routes/documents.js';
 import { extractionRoutes } from './routes/extractions.js';
@@ -21,17 +18,7 @@ import { ingestRoutes } from './routes/ingest.js';
 import { keyRoutes } from './routes/keys.js';
 import { searchRoutes } from './routes/search.js';
 import { taskRoutes } from './routes/tasks.js';
-import { validatorCompiler } from './validation.js';
-
-export interface AppDeps {
-  config: Config;
-  /** The services routes call, built once by runtime.ts. */
-  services: Services;
-  keys: KeyResolver;
-  rateLimiter: RateLimiter | null;
-  /** false silences request logs (tests); otherwise pino at config.logLevel. */
-  logger?: boolean;
-}
+import { located, validatorCompiler } from './validation.js';
 
 export type App = FastifyInstance;
 
@@ -72,9 +59,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       return;
     }
     try {
-      done(null, parseRequestJson(text, ['body']));
+      done(null, parseRequestJson(text, []));
     } catch (error) {
-      done(error as Error, undefined);
+      done(error instanceof ValidationError ? located('body', error.issues) : (error as Error), undefined);
     }
   });
 

@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ValidationError, errors } from '../errors.js';
 import { errorBody, validationBody, type ResponseShape } from './envelope.js';
+import { RequestValidationError, locateInRoute } from './validation.js';
 
 function shapeOf(request: FastifyRequest): ResponseShape {
   return request.routeOptions?.config?.shape ?? 'envelope';
@@ -39,7 +40,7 @@ function fromDatabaseError(error: { code?: string; message?: string }): AppError
   }
 }
 
-function fromFastifyError(error: FastifyError, bodyLimit: number): AppError | ValidationError | null {
+function fromFastifyError(error: FastifyError, bodyLimit: number): AppError | RequestValidationError | null {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return errors.payloadTooLarge(bodyLimit);
@@ -50,7 +51,7 @@ function fromFastifyError(error: FastifyError, bodyLimit: number): AppError | Va
     case 'FST_FIELDS_LIMIT':
       return errors.tooManyFormParts();
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ValidationError([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+      return new RequestValidationError([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
     default:
       if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
         return errors.invalidRequest(error.message);
@@ -59,8 +60,8 @@ function fromFastifyError(error: FastifyError, bodyLimit: number): AppError | Va
   }
 }
 
-export function toKnownError(error: unknown, bodyLimit: number): AppError | ValidationError | null {
-  if (error instanceof AppError || error instanceof ValidationError) return error;
+export function toKnownError(error: unknown, bodyLimit: number): AppError | ValidationError | RequestValidationError | null {
+  if (error instanceof AppError || error instanceof ValidationError || error instanceof RequestValidationError) return error;
   if (typeof error !== 'object' || error === null) return null;
   const candidate = error as FastifyError & { code?: string };
   if (typeof candidate.code === 'string' && candidate.code.startsWith('FST_')) {
@@ -104,6 +105,9 @@ export function createErrorHandler(limits: ErrorLimits) {
     await drainBody(request.raw, limits.drainBytes);
     const known = toKnownError(error, limits.bodyLimit);
     if (known instanceof ValidationError) {
+      return reply.status(422).send(validationBody(locateInRoute(known, request.routeOptions.schema)));
+    }
+    if (known instanceof RequestValidationError) {
       return reply.status(422).send(validationBody(known));
     }
     if (known) {

@@ -48,17 +48,17 @@ export async function storeUpload(deps: AcceptDeps, stream: Readable, fileName: 
 
 function parseExternalId(value: unknown): string | null {
   if (value === undefined || value === null || value === '') return null;
-  if (typeof value !== 'string') throw errors.validation(['body', 'external_id'], 'Input should be a valid string', 'string_type');
-  if (value.length > 255) throw errors.validation(['body', 'external_id'], 'String should have at most 255 characters', 'string_too_long');
-  assertStorableText(value, ['body', 'external_id']);
+  if (typeof value !== 'string') throw errors.validation(['external_id'], 'Input should be a valid string', 'string_type');
+  if (value.length > 255) throw errors.validation(['external_id'], 'String should have at most 255 characters', 'string_too_long');
+  assertStorableText(value, ['external_id']);
   return value;
 }
 
 function parseMetadataField(value: string | undefined): Record<string, unknown> {
   if (value === undefined || value.trim() === '') return {};
-  const parsed = parseRequestJson(value, ['body', 'metadata']);
+  const parsed = parseRequestJson(value, ['metadata']);
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new ValidationError([{ loc: ['body', 'metadata'], msg: 'metadata must be a JSON object', type: 'dict_type' }]);
+    throw new ValidationError([{ path: ['metadata'], msg: 'metadata must be a JSON object', type: 'dict_type' }]);
   }
   return parsed as Record<string, unknown>;
 }
@@ -74,11 +74,11 @@ export async function acceptUpload(
   upload: StoredUpload | null,
   fields: Record<string, string>,
 ): Promise<IngestReceipt> {
-  if (!upload) throw errors.validation(['body', 'file'], 'Field required', 'missing');
+  if (!upload) throw errors.validation(['file'], 'Field required', 'missing');
   try {
     const externalId = parseExternalId(fields.external_id);
     const metadata = parseMetadataField(fields.metadata);
-    if (upload.size === 0) throw errors.validation(['body', 'file'], 'The file is empty', 'value_error');
+    if (upload.size === 0) throw errors.validation(['file'], 'The file is empty', 'value_error');
     const format = resolveFormat(await deps.blobs.read(upload.blobKey), upload.fileName, upload.contentType);
     if (!format) {
       throw errors.unsupportedMediaType(
@@ -113,9 +113,9 @@ export interface UrlIngestInput {
 
 export async function acceptUrl(deps: AcceptDeps, workspaceId: number, input: UrlIngestInput): Promise<IngestReceipt> {
   const problem = checkUrlSyntax(input.url);
-  if (problem) throw errors.validation(['body', 'url'], problem, 'url_parsing');
+  if (problem) throw errors.validation(['url'], problem, 'url_parsing');
   const externalId = parseExternalId(input.external_id);
-  assertStorableText(input.metadata ?? null, ['body', 'metadata']);
+  assertStorableText(input.metadata ?? null, ['metadata']);
   const lastSegment = new URL(input.url).pathname.split('/').filter(Boolean).pop() ?? null;
   const blobKey = BlobStore.newKey(lastSegment);
   const identifier = `IngestUrl:${randomUUID()}`;

@@ -5,7 +5,7 @@ import { Type, type TSchema } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errors } from '../../errors.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { ApiKeyHeader, Envelope, Id, Nullable, ServiceError, UPLOAD_FORMATS, bareErrors, envelopeErrors } from '../schemas.js';
 import { readUploadForm } from '../upload-form.js';

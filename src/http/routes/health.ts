@@ -1,6 +1,6 @@
 // Liveness and readiness, without a key.
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 
 export function healthRoutes(deps: AppDeps): FastifyPluginAsync {
   const health = deps.services.health;

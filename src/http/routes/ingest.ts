@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errors } from '../../errors.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { readUploadForm } from '../upload-form.js';
 import { ApiKeyHeader, Envelope, Id, IngestReceipt, Metadata, Nullable, UPLOAD_FORMATS, envelopeErrors } from '../schemas.js';
