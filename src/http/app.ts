@@ -18,7 +18,7 @@ import { ingestRoutes } from './routes/ingest.js';
 import { keyRoutes } from './routes/keys.js';
 import { searchRoutes } from './routes/search.js';
 import { taskRoutes } from './routes/tasks.js';
-import { located, validatorCompiler } from './validation.js';
+import { createValidatorCompiler, located } from './validation.js';
 
 export type App = FastifyInstance;
 
@@ -40,7 +40,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     clientErrorHandler: handleClientError,
     ajv: { customOptions: { strict: false } },
   });
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(createValidatorCompiler());
   app.setErrorHandler(createErrorHandler({ bodyLimit: config.bodyLimit, drainBytes: config.maxFileBytes }));
   app.setNotFoundHandler((request, reply) => {
     reply.status(404).send(errorBody('envelope', errors.notFound(`Route ${request.method} ${request.url.split('?')[0]}`)));

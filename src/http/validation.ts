@@ -57,11 +57,6 @@ export function locateInRoute(error: ValidationError, schema: RouteSchema | unde
   return new RequestValidationError(error.issues.map((issue) => locate(partOf(issue.path[0]), issue)));
 }
 
-// Bodies are strict JSON (no coercion: "1" is not a number); path and query values arrive as
-// strings and are coerced to the declared type.
-const bodyAjv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, strict: false });
-const paramsAjv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
-
 // A 1536-element vector of strings would otherwise answer 1536 items.
 const MAX_ISSUES = 20;
 
@@ -145,20 +140,27 @@ export function toValidationError(part: string, ajvErrors: ErrorObject[]): Reque
   return new RequestValidationError(issues);
 }
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
-  const part = httpPart ?? 'body';
-  const validate: ValidateFunction = (part === 'body' ? bodyAjv : paramsAjv).compile(schema as object);
-  return (data: unknown) => {
-    if (part === 'body' && (data === undefined || data === null)) {
-      return { error: new RequestValidationError([{ loc: ['body'], msg: 'Field required', type: 'missing' }]) };
-    }
-    // Path and query strings reach the store as text: a NUL (`%00`) is refused here. Bodies
-    // were checked when their JSON was parsed.
-    if (part === 'params' || part === 'querystring') {
-      const issues = jsonTextIssues(data, []);
-      if (issues.length > 0) return { error: located(PART_LOC[part], issues) };
-    }
-    if (validate(data)) return { value: data };
-    return { error: toValidationError(part, validate.errors ?? []) };
+/** The schema compiler of one app. */
+export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  // Bodies are strict JSON (no coercion: "1" is not a number); path and query values arrive as
+  // strings and are coerced to the declared type.
+  const bodyAjv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, strict: false });
+  const paramsAjv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
+  return ({ schema, httpPart }) => {
+    const part = httpPart ?? 'body';
+    const validate: ValidateFunction = (part === 'body' ? bodyAjv : paramsAjv).compile(schema as object);
+    return (data: unknown) => {
+      if (part === 'body' && (data === undefined || data === null)) {
+        return { error: new RequestValidationError([{ loc: ['body'], msg: 'Field required', type: 'missing' }]) };
+      }
+      // Path and query strings reach the store as text: a NUL (`%00`) is refused here. Bodies
+      // were checked when their JSON was parsed.
+      if (part === 'params' || part === 'querystring') {
+        const issues = jsonTextIssues(data, []);
+        if (issues.length > 0) return { error: located(PART_LOC[part], issues) };
+      }
+      if (validate(data)) return { value: data };
+      return { error: toValidationError(part, validate.errors ?? []) };
+    };
   };
-};
+}
