@@ -31,19 +31,19 @@ export class AppError extends Error {
   }
 }
 
-/** One item of a 422 body, FastAPI style. */
-export interface ValidationIssue {
-  loc: string[];
+/** One problem of an input, at the path of its field (['metadata', 'tags', '0']; [] is the input itself). */
+export interface FieldIssue {
+  path: string[];
   msg: string;
   type: string;
 }
 
-/** A request that fails validation; rendered as 422 `{detail: [...]}`. */
+/** Input that breaks a rule; the HTTP layer locates each path in the request and answers 422. */
 export class ValidationError extends Error {
-  readonly issues: ValidationIssue[];
+  readonly issues: FieldIssue[];
 
-  constructor(issues: ValidationIssue[]) {
-    super(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+  constructor(issues: FieldIssue[]) {
+    super(issues.map((i) => `${i.path.join('.')}: ${i.msg}`).join('; '));
     this.name = 'ValidationError';
     this.issues = issues;
   }
@@ -68,7 +68,7 @@ export const errors = {
     new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded; retry in ${retryAfterSeconds} s`),
   internal: () => new AppError('INTERNAL_ERROR', 'Internal server error'),
   unavailable: (message: string) => new AppError('SERVICE_UNAVAILABLE', message),
-  validation: (loc: string[], msg: string, type = 'value_error') => new ValidationError([{ loc, msg, type }]),
+  validation: (path: string[], msg: string, type = 'value_error') => new ValidationError([{ path, msg, type }]),
 };
 
 /** A failure of background work with a message for the user; `transient` ones are retried with backoff. */

@@ -12,10 +12,10 @@ import { ingestTasks } from './ingest/pipeline.js';
 import { createCachedEmbedder, createEmbeddingProvider, type CachedEmbedder } from './providers/embeddings/index.js';
 import { createLlmProvider, type LlmProvider } from './providers/llm/index.js';
 import { ScanPool } from './search/kernel/index.js';
-import { EmbeddingIngester } from './documents/ingest-embedding.js';
 import { PageIndex } from './search/page-index.js';
 import { BlobStore } from './store/blobs.js';
 import type { Store } from './store/engine.js';
+import { createServices } from './services.js';
 import { TaskRegistry } from './tasks/registry.js';
 import { TaskWorker, type WorkerOptions } from './tasks/worker.js';
 import { KeyResolver } from './workspaces/keys.js';
@@ -109,20 +109,18 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
     const pageIndex = new PageIndex(store.db, pool, store.localWrites);
     index = pageIndex;
     const inProcessWorker = worker;
-    app = await buildApp({
-      config,
+    const services = createServices({
       store,
-      keys,
-      rateLimiter,
       index: pageIndex,
-      // One transaction at a time on the embedded engine's single session; a few on a server.
-      embeddingIngester: new EmbeddingIngester(store.db, store.engine === 'pglite' ? 1 : 4),
       embedder,
       llm,
       blobs,
+      keys,
+      maxFileBytes: config.maxFileBytes,
       onEnqueue: () => inProcessWorker?.notify(),
-      logger: options.logger,
+      onOptimizerLlmError: (err) => log.warn({ err }, 'language model failed during query optimisation; offline matcher used'),
     });
+    app = await buildApp({ config, services, keys, rateLimiter, logger: options.logger });
     const started = app;
     closers.unshift(async () => {
       await started.close();

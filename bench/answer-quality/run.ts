@@ -10,7 +10,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ANSWER_ALPHA, answerQuestion } from '../../src/answer/answer.js';
-import { Optimizer, catalogueFor } from '../../src/answer/optimize.js';
+import { MetadataCatalogue } from '../../src/answer/catalogue.js';
+import { Optimizer } from '../../src/answer/optimize.js';
 import { loadConfig } from '../../src/config.js';
 import type { LlmProvider } from '../../src/providers/llm/types.js';
 import { startRuntime, type Runtime } from '../../src/runtime.js';
@@ -114,7 +115,7 @@ export async function answerQuality(ctx: BenchContext, llm: LlmProvider | null, 
     index: ctx.runtime.index!,
     embedder: ctx.runtime.embedder,
     llm,
-    optimizer: new Optimizer({ db, catalogue: catalogueFor(db), llm }),
+    optimizer: new Optimizer({ db, catalogue: new MetadataCatalogue(db), llm }),
     onLlmError: (error: unknown) => verbose && console.log(`  (model not used: ${(error as Error).message})`),
   };
   const figures: AnswerFigures = { questions: 0, hitAt5: 0, firstCitationCorrect: 0, citationPrecision: 0, notFoundCorrect: 0, unanswerable: 0, modes: {}, meanMs: 0 };

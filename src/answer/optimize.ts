@@ -237,18 +237,6 @@ function catalogueForPrompt(catalogue: Catalogue, budgetTokens: number): string 
 // ---------------------------------------------------------------------------------------------
 // The optimiser
 
-const catalogues = new WeakMap<Kysely<Database>, MetadataCatalogue>();
-
-/** One catalogue cache per database handle, shared by the search and answer routes. */
-export function catalogueFor(db: Kysely<Database>): MetadataCatalogue {
-  let catalogue = catalogues.get(db);
-  if (!catalogue) {
-    catalogue = new MetadataCatalogue(db);
-    catalogues.set(db, catalogue);
-  }
-  return catalogue;
-}
-
 function isEmpty(filter: Filter | null | undefined): boolean {
   return !filter || Object.keys(filter).length === 0;
 }

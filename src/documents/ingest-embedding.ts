@@ -49,12 +49,12 @@ function prepare(workspaceId: number, input: EmbeddingIngestInput): Omit<Pending
   const vector = normalizeVector(input.embedding);
   if (!vector) {
     throw new ValidationError([
-      { loc: ['body', 'embedding'], msg: 'Embedding must hold finite numbers and not be all zeros', type: 'value_error' },
+      { path: ['embedding'], msg: 'Embedding must hold finite numbers and not be all zeros', type: 'value_error' },
     ]);
   }
-  assertStorableText(input.content, ['body', 'content']);
-  assertStorableText(input.metadata ?? null, ['body', 'metadata']);
-  assertStorableText(input.external_id ?? null, ['body', 'external_id']);
+  assertStorableText(input.content, ['content']);
+  assertStorableText(input.metadata ?? null, ['metadata']);
+  assertStorableText(input.external_id ?? null, ['external_id']);
   const uuid = randomUUID();
   return {
     workspaceId,

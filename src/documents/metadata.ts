@@ -27,7 +27,7 @@ export async function patchMetadata(
   externalId: string,
   patch: Record<string, unknown>,
 ): Promise<{ status: boolean; data: DocumentView }> {
-  assertStorableText(patch, ['body', 'metadata']);
+  assertStorableText(patch, ['metadata']);
   const updated = await updateLatestMetadata(db, workspaceId, externalId, (metadata) => mergePatch(metadata, patch) as Record<string, unknown>);
   if (!updated) throw errors.notFound(`Document with external_id ${externalId}`);
   return { status: true, data: documentView(updated) };

@@ -3,7 +3,7 @@
 // extractors, the validator every result passes before it is stored, and the strict form
 // sent to a language model as its structured-output format.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { ValidationIssue } from '../errors.js';
+import type { FieldIssue } from '../errors.js';
 
 export type ScalarType = 'string' | 'number' | 'integer' | 'boolean';
 export type FieldType = ScalarType | 'array' | 'object';
@@ -130,12 +130,12 @@ function unwrap(node: Record<string, unknown>): Record<string, unknown> {
 }
 
 class SchemaChecker {
-  readonly issues: ValidationIssue[] = [];
+  readonly issues: FieldIssue[] = [];
 
   constructor(private readonly base: string[]) {}
 
   private add(loc: string[], msg: string, type = 'value_error'): void {
-    if (this.issues.length < 20) this.issues.push({ loc: [...this.base, ...loc], msg, type });
+    if (this.issues.length < 20) this.issues.push({ path: [...this.base, ...loc], msg, type });
   }
 
   root(schema: unknown): void {
@@ -242,13 +242,13 @@ function ajvMessage(error: ErrorObject): string {
 }
 
 /**
- * Every problem of an extraction schema as 422 items under `base` (e.g. ["body", "schema"]);
+ * Every problem of an extraction schema as field issues under `base` (the path of the schema);
  * empty when the schema is usable: an object with typed properties in the supported subset,
  * valid under the JSON Schema meta-schema, compilable (patterns are valid regular expressions).
  */
-export function checkExtractionSchema(schema: unknown, base: string[] = ['body', 'schema']): ValidationIssue[] {
+export function checkExtractionSchema(schema: unknown, base: string[] = ['schema']): FieldIssue[] {
   if (isObject(schema) && JSON.stringify(schema).length > LIMITS.schemaChars) {
-    return [{ loc: base, msg: `The schema is larger than ${LIMITS.schemaChars} characters`, type: 'too_long' }];
+    return [{ path: base, msg: `The schema is larger than ${LIMITS.schemaChars} characters`, type: 'too_long' }];
   }
   const checker = new SchemaChecker(base);
   checker.root(schema);
@@ -256,7 +256,7 @@ export function checkExtractionSchema(schema: unknown, base: string[] = ['body',
   const bare = stripSchemaKeyword(schema as Record<string, unknown>);
   if (!ajv.validateSchema(bare)) {
     return (ajv.errors ?? []).slice(0, 20).map((e) => ({
-      loc: [...base, ...e.instancePath.split('/').slice(1)],
+      path: [...base, ...e.instancePath.split('/').slice(1)],
       msg: `Not a valid JSON Schema: ${ajvMessage(e)}`,
       type: 'schema_invalid',
     }));
@@ -264,7 +264,7 @@ export function checkExtractionSchema(schema: unknown, base: string[] = ['body',
   try {
     ajv.compile(bare);
   } catch (error) {
-    return [{ loc: base, msg: `Not a valid JSON Schema: ${(error as Error).message}`, type: 'schema_invalid' }];
+    return [{ path: base, msg: `Not a valid JSON Schema: ${(error as Error).message}`, type: 'schema_invalid' }];
   }
   return [];
 }

@@ -99,10 +99,10 @@ export interface NewExtractionInput {
 
 export async function createExtraction(db: Kysely<Database>, workspaceId: number, input: NewExtractionInput): Promise<ExtractionView> {
   const name = input.name.trim();
-  if (name === '') throw errors.validation(['body', 'name'], 'String should have at least 1 character', 'string_too_short');
-  const issues = checkExtractionSchema(input.schema, ['body', 'schema']);
+  if (name === '') throw errors.validation(['name'], 'String should have at least 1 character', 'string_too_short');
+  const issues = checkExtractionSchema(input.schema);
   if (issues.length > 0) throw new ValidationError(issues);
-  assertStorableText({ name, description: input.description ?? null, schema: input.schema }, ['body']);
+  assertStorableText({ name, description: input.description ?? null, schema: input.schema }, []);
   const row = await insertExtraction(db, {
     workspaceId,
     name,
@@ -160,10 +160,10 @@ export async function runOnUrl(deps: ExtractionServiceDeps, workspaceId: number,
 }
 
 function parseIdField(value: string | undefined, field: string): number {
-  if (value === undefined || value.trim() === '') throw errors.validation(['body', field], 'Field required', 'missing');
-  if (!/^\d{1,16}$/.test(value.trim())) throw errors.validation(['body', field], 'Input should be a valid integer', 'int_parsing');
+  if (value === undefined || value.trim() === '') throw errors.validation([field], 'Field required', 'missing');
+  if (!/^\d{1,16}$/.test(value.trim())) throw errors.validation([field], 'Input should be a valid integer', 'int_parsing');
   const id = Number(value.trim());
-  if (!Number.isSafeInteger(id) || id < 1) throw errors.validation(['body', field], 'Input should be greater than or equal to 1', 'greater_than_equal');
+  if (!Number.isSafeInteger(id) || id < 1) throw errors.validation([field], 'Input should be greater than or equal to 1', 'greater_than_equal');
   return id;
 }
 
@@ -171,7 +171,7 @@ function parseIdField(value: string | undefined, field: string): number {
 export async function runOnUpload(deps: ExtractionServiceDeps, workspaceId: number, upload: StoredUpload | null, fields: Record<string, string>): Promise<RunReceipt> {
   try {
     const extractionId = parseIdField(fields.extraction_id, 'extraction_id');
-    if (!upload) throw errors.validation(['body', 'file'], 'Field required', 'missing');
+    if (!upload) throw errors.validation(['file'], 'Field required', 'missing');
     const extraction = await requireExtraction(deps.db, workspaceId, extractionId);
     const format = await uploadFormat(deps.blobs, upload, { listSupported: false });
     const payload: RunExtractionPayload = {

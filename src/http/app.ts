@@ -1,23 +1,15 @@
 // The Fastify application: plugins (request ids, validation, errors, auth, rate limit,
-// OpenAPI) and routes. Built from already-open dependencies; main.ts does the wiring.
+// OpenAPI) and routes. Built from services already wired; runtime.ts does the wiring.
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { Config } from '../config.js';
 import { parseRequestJson } from '../text/json-text.js';
-import type { CachedEmbedder } from '../providers/embeddings/index.js';
-import type { LlmProvider } from '../providers/llm/types.js';
-import type { EmbeddingIngester } from '../documents/ingest-embedding.js';
-import type { PageIndex } from '../search/page-index.js';
-import { errors } from '../errors.js';
-import type { BlobStore } from '../store/blobs.js';
-import type { Store } from '../store/engine.js';
-import type { KeyResolver } from '../workspaces/keys.js';
+import { ValidationError, errors } from '../errors.js';
 import { registerAuth } from './auth.js';
 import { API_VERSION, errorBody } from './envelope.js';
+import type { AppDeps } from './deps.js';
 import { createErrorHandler, handleClientError, handleFrameworkError } from './errors.js';
-import type { RateLimiter } from './rate-limit.js';
 import { answerRoutes } from './routes/answer.js';
 import { documentRoutes } from './routes/documents.js';
 import { extractionRoutes } from './routes/extractions.js';
@@ -26,24 +18,7 @@ import { ingestRoutes } from './routes/ingest.js';
 import { keyRoutes } from './routes/keys.js';
 import { searchRoutes } from './routes/search.js';
 import { taskRoutes } from './routes/tasks.js';
-import { validatorCompiler } from './validation.js';
-
-export interface AppDeps {
-  config: Config;
-  store: Store;
-  keys: KeyResolver;
-  rateLimiter: RateLimiter | null;
-  index: PageIndex;
-  embeddingIngester: EmbeddingIngester;
-  embedder: CachedEmbedder;
-  /** The language model when one is configured; null runs every feature offline. */
-  llm: LlmProvider | null;
-  blobs: BlobStore;
-  /** Told when a task is queued (a worker in this process wakes up). */
-  onEnqueue: () => void;
-  /** false silences request logs (tests); otherwise pino at config.logLevel. */
-  logger?: boolean;
-}
+import { createValidatorCompiler, located } from './validation.js';
 
 export type App = FastifyInstance;
 
@@ -65,7 +40,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     clientErrorHandler: handleClientError,
     ajv: { customOptions: { strict: false } },
   });
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(createValidatorCompiler());
   app.setErrorHandler(createErrorHandler({ bodyLimit: config.bodyLimit, drainBytes: config.maxFileBytes }));
   app.setNotFoundHandler((request, reply) => {
     reply.status(404).send(errorBody('envelope', errors.notFound(`Route ${request.method} ${request.url.split('?')[0]}`)));
@@ -84,9 +59,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       return;
     }
     try {
-      done(null, parseRequestJson(text, ['body']));
+      done(null, parseRequestJson(text, []));
     } catch (error) {
-      done(error as Error, undefined);
+      done(error instanceof ValidationError ? located('body', error.issues) : (error as Error), undefined);
     }
   });
 

@@ -1,5 +1,6 @@
 // The response envelope of decisions.md and the shapes of error bodies.
-import type { AppError, ValidationError } from '../errors.js';
+import type { AppError } from '../errors.js';
+import type { RequestValidationError } from './validation.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -33,6 +34,6 @@ export function errorBody(shape: ResponseShape, error: AppError): unknown {
   return { data: null, success: false, error: serviceError, meta: meta() } satisfies Envelope<null>;
 }
 
-export function validationBody(error: ValidationError): { detail: ValidationError['issues'] } {
+export function validationBody(error: RequestValidationError): { detail: RequestValidationError['issues'] } {
   return { detail: error.issues };
 }

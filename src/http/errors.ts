@@ -4,42 +4,32 @@ import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ValidationError, errors } from '../errors.js';
+import { StoreError } from '../store/errors.js';
 import { errorBody, validationBody, type ResponseShape } from './envelope.js';
+import { RequestValidationError, locateInRoute } from './validation.js';
 
 function shapeOf(request: FastifyRequest): ResponseShape {
   return request.routeOptions?.config?.shape ?? 'envelope';
 }
 
-// PostgreSQL error codes that mean the request, not the service, is at fault.
-function fromDatabaseError(error: { code?: string; message?: string }): AppError | null {
-  switch (error.code) {
-    case '2201B':
-      return errors.invalidFilter('', `invalid regular expression: ${error.message ?? ''}`);
-    case '22P02':
-    case '22P05':
-    case '22021':
-    case '22003':
-    case '22007':
-    case '22008':
-      return errors.invalidRequest(`invalid value: ${error.message ?? ''}`);
-    case '54001':
+function fromStoreError(error: StoreError): AppError {
+  switch (error.kind) {
+    case 'invalid_regex':
+      return errors.invalidFilter('', `invalid regular expression: ${error.detail}`);
+    case 'invalid_value':
+      return errors.invalidRequest(`invalid value: ${error.detail}`);
+    case 'too_complex':
       return errors.invalidRequest('The request is too complex for the database to evaluate');
-    case '57014':
+    case 'cancelled':
       return errors.unavailable('The query took too long and was cancelled');
-    case 'ECONNREFUSED':
-    case 'ECONNRESET':
-    case 'ETIMEDOUT':
-    case '53300':
-    case '57P01':
-    case '57P02':
-    case '57P03':
+    case 'unavailable':
       return errors.unavailable('The database is unavailable; try again shortly');
-    default:
-      return error.code?.startsWith('08') ? errors.unavailable('The database connection failed; try again shortly') : null;
+    case 'connection_failed':
+      return errors.unavailable('The database connection failed; try again shortly');
   }
 }
 
-function fromFastifyError(error: FastifyError, bodyLimit: number): AppError | ValidationError | null {
+function fromFastifyError(error: FastifyError, bodyLimit: number): AppError | RequestValidationError | null {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return errors.payloadTooLarge(bodyLimit);
@@ -50,7 +40,7 @@ function fromFastifyError(error: FastifyError, bodyLimit: number): AppError | Va
     case 'FST_FIELDS_LIMIT':
       return errors.tooManyFormParts();
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ValidationError([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+      return new RequestValidationError([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
     default:
       if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
         return errors.invalidRequest(error.message);
@@ -59,14 +49,15 @@ function fromFastifyError(error: FastifyError, bodyLimit: number): AppError | Va
   }
 }
 
-export function toKnownError(error: unknown, bodyLimit: number): AppError | ValidationError | null {
-  if (error instanceof AppError || error instanceof ValidationError) return error;
+export function toKnownError(error: unknown, bodyLimit: number): AppError | ValidationError | RequestValidationError | null {
+  if (error instanceof AppError || error instanceof ValidationError || error instanceof RequestValidationError) return error;
+  if (error instanceof StoreError) return fromStoreError(error);
   if (typeof error !== 'object' || error === null) return null;
   const candidate = error as FastifyError & { code?: string };
   if (typeof candidate.code === 'string' && candidate.code.startsWith('FST_')) {
     return fromFastifyError(candidate, bodyLimit);
   }
-  return fromDatabaseError(candidate);
+  return null;
 }
 
 export interface ErrorLimits {
@@ -104,6 +95,9 @@ export function createErrorHandler(limits: ErrorLimits) {
     await drainBody(request.raw, limits.drainBytes);
     const known = toKnownError(error, limits.bodyLimit);
     if (known instanceof ValidationError) {
+      return reply.status(422).send(validationBody(locateInRoute(known, request.routeOptions.schema)));
+    }
+    if (known instanceof RequestValidationError) {
       return reply.status(422).send(validationBody(known));
     }
     if (known) {

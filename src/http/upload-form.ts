@@ -1,29 +1,36 @@
 // A multipart upload form: the part named `file` streams into the blob store, other file
 // parts are drained, text fields are kept. A failure part-way (a field over its limit, a
 // broken stream) deletes the file already stored, so nothing is left behind unreferenced.
+import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { AppError, ValidationError, errors } from '../errors.js';
-import { storeUpload, type StoredUpload, type UploadDeps } from '../sources/index.js';
+import type { StoredUpload } from '../sources/index.js';
+
+/** Where uploaded files go (the blob store, through the ingest service). */
+export interface UploadStore {
+  store(stream: Readable, fileName: string | null, contentType: string | null): Promise<StoredUpload>;
+  discard(upload: StoredUpload): Promise<void>;
+}
 
 export interface UploadForm {
   upload: StoredUpload | null;
   fields: Record<string, string>;
 }
 
-export async function readUploadForm(request: FastifyRequest, deps: UploadDeps): Promise<UploadForm> {
+export async function readUploadForm(request: FastifyRequest, uploads: UploadStore): Promise<UploadForm> {
   let upload: StoredUpload | null = null;
   const fields: Record<string, string> = {};
   try {
     for await (const part of request.parts()) {
       if (part.type === 'file') {
-        if (part.fieldname === 'file' && !upload) upload = await storeUpload(deps, part.file, part.filename || null, part.mimetype || null);
+        if (part.fieldname === 'file' && !upload) upload = await uploads.store(part.file, part.filename || null, part.mimetype || null);
         else part.file.resume();
       } else if (typeof part.value === 'string') {
         fields[part.fieldname] = part.value;
       }
     }
   } catch (error) {
-    if (upload) await deps.blobs.delete(upload.blobKey);
+    if (upload) await uploads.discard(upload);
     throw asFormError(error);
   }
   return { upload, fields };

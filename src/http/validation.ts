@@ -1,14 +1,61 @@
-// Request validation: Ajv compilers per request part and the translation of Ajv errors
-// into FastAPI-style 422 items ({loc, msg, type}).
+// Request validation: Ajv compilers per request part, the translation of Ajv errors into
+// FastAPI-style 422 items ({loc, msg, type}), and the location of services' field paths.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { jsonTextIssues } from '../text/json-text.js';
-import { ValidationError, type ValidationIssue } from '../errors.js';
+import type { FieldIssue, ValidationError } from '../errors.js';
 
-// Bodies are strict JSON (no coercion: "1" is not a number); path and query values arrive as
-// strings and are coerced to the declared type.
-const bodyAjv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, strict: false });
-const paramsAjv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
+/** One item of a 422 body: `loc` starts with the part of the request (body, query, path, header). */
+export interface ValidationIssue {
+  loc: string[];
+  msg: string;
+  type: string;
+}
+
+/** A request that fails validation; rendered as 422 `{detail: [...]}`. */
+export class RequestValidationError extends Error {
+  readonly issues: ValidationIssue[];
+
+  constructor(issues: ValidationIssue[]) {
+    super(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+    this.name = 'RequestValidationError';
+    this.issues = issues;
+  }
+}
+
+function locate(part: string, issue: FieldIssue): ValidationIssue {
+  return { loc: [part, ...issue.path], msg: issue.msg, type: issue.type };
+}
+
+/** Field issues located in one part of the request ('body', 'query', 'path'). */
+export function located(part: string, issues: FieldIssue[]): RequestValidationError {
+  return new RequestValidationError(issues.map((issue) => locate(part, issue)));
+}
+
+function declares(partSchema: unknown, field: string): boolean {
+  const properties = (partSchema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  return properties !== undefined && Object.hasOwn(properties, field);
+}
+
+export interface RouteSchema {
+  body?: unknown;
+  params?: unknown;
+  querystring?: unknown;
+}
+
+/**
+ * A service's validation error located where each field came from in this route: the body
+ * (also for multipart form fields, which no schema declares) unless only the path or the
+ * query string declares the field.
+ */
+export function locateInRoute(error: ValidationError, schema: RouteSchema | undefined): RequestValidationError {
+  const partOf = (field: string | undefined): string => {
+    if (field === undefined || declares(schema?.body, field)) return 'body';
+    if (declares(schema?.params, field)) return 'path';
+    return declares(schema?.querystring, field) ? 'query' : 'body';
+  };
+  return new RequestValidationError(error.issues.map((issue) => locate(partOf(issue.path[0]), issue)));
+}
 
 // A 1536-element vector of strings would otherwise answer 1536 items.
 const MAX_ISSUES = 20;
@@ -76,7 +123,7 @@ function issueFor(part: string, error: ErrorObject): ValidationIssue {
 }
 
 /** Turns Ajv errors into 422 issues, dropping duplicates and the noise of union branches. */
-export function toValidationError(part: string, ajvErrors: ErrorObject[]): ValidationError {
+export function toValidationError(part: string, ajvErrors: ErrorObject[]): RequestValidationError {
   const loc = PART_LOC[part] ?? part;
   const seen = new Set<string>();
   const issues: ValidationIssue[] = [];
@@ -90,23 +137,30 @@ export function toValidationError(part: string, ajvErrors: ErrorObject[]): Valid
     if (issues.length >= MAX_ISSUES) break;
   }
   if (issues.length === 0) issues.push({ loc: [loc], msg: 'Invalid input', type: 'value_error' });
-  return new ValidationError(issues);
+  return new RequestValidationError(issues);
 }
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
-  const part = httpPart ?? 'body';
-  const validate: ValidateFunction = (part === 'body' ? bodyAjv : paramsAjv).compile(schema as object);
-  return (data: unknown) => {
-    if (part === 'body' && (data === undefined || data === null)) {
-      return { error: new ValidationError([{ loc: ['body'], msg: 'Field required', type: 'missing' }]) };
-    }
-    // Path and query strings reach the store as text: a NUL (`%00`) is refused here. Bodies
-    // were checked when their JSON was parsed.
-    if (part === 'params' || part === 'querystring') {
-      const issues = jsonTextIssues(data, [PART_LOC[part]]);
-      if (issues.length > 0) return { error: new ValidationError(issues) };
-    }
-    if (validate(data)) return { value: data };
-    return { error: toValidationError(part, validate.errors ?? []) };
+/** The schema compiler of one app. */
+export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  // Bodies are strict JSON (no coercion: "1" is not a number); path and query values arrive as
+  // strings and are coerced to the declared type.
+  const bodyAjv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, strict: false });
+  const paramsAjv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
+  return ({ schema, httpPart }) => {
+    const part = httpPart ?? 'body';
+    const validate: ValidateFunction = (part === 'body' ? bodyAjv : paramsAjv).compile(schema as object);
+    return (data: unknown) => {
+      if (part === 'body' && (data === undefined || data === null)) {
+        return { error: new RequestValidationError([{ loc: ['body'], msg: 'Field required', type: 'missing' }]) };
+      }
+      // Path and query strings reach the store as text: a NUL (`%00`) is refused here. Bodies
+      // were checked when their JSON was parsed.
+      if (part === 'params' || part === 'querystring') {
+        const issues = jsonTextIssues(data, []);
+        if (issues.length > 0) return { error: located(PART_LOC[part], issues) };
+      }
+      if (validate(data)) return { value: data };
+      return { error: toValidationError(part, validate.errors ?? []) };
+    };
   };
-};
+}

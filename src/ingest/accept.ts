@@ -26,17 +26,17 @@ export interface IngestReceipt {
 
 function parseExternalId(value: unknown): string | null {
   if (value === undefined || value === null || value === '') return null;
-  if (typeof value !== 'string') throw errors.validation(['body', 'external_id'], 'Input should be a valid string', 'string_type');
-  if (value.length > 255) throw errors.validation(['body', 'external_id'], 'String should have at most 255 characters', 'string_too_long');
-  assertStorableText(value, ['body', 'external_id']);
+  if (typeof value !== 'string') throw errors.validation(['external_id'], 'Input should be a valid string', 'string_type');
+  if (value.length > 255) throw errors.validation(['external_id'], 'String should have at most 255 characters', 'string_too_long');
+  assertStorableText(value, ['external_id']);
   return value;
 }
 
 function parseMetadataField(value: string | undefined): Record<string, unknown> {
   if (value === undefined || value.trim() === '') return {};
-  const parsed = parseRequestJson(value, ['body', 'metadata']);
+  const parsed = parseRequestJson(value, ['metadata']);
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new ValidationError([{ loc: ['body', 'metadata'], msg: 'metadata must be a JSON object', type: 'dict_type' }]);
+    throw new ValidationError([{ path: ['metadata'], msg: 'metadata must be a JSON object', type: 'dict_type' }]);
   }
   return parsed as Record<string, unknown>;
 }
@@ -52,7 +52,7 @@ export async function acceptUpload(
   upload: StoredUpload | null,
   fields: Record<string, string>,
 ): Promise<IngestReceipt> {
-  if (!upload) throw errors.validation(['body', 'file'], 'Field required', 'missing');
+  if (!upload) throw errors.validation(['file'], 'Field required', 'missing');
   try {
     const externalId = parseExternalId(fields.external_id);
     const metadata = parseMetadataField(fields.metadata);
@@ -79,7 +79,7 @@ export interface UrlIngestInput {
 export async function acceptUrl(deps: AcceptDeps, workspaceId: number, input: UrlIngestInput): Promise<IngestReceipt> {
   checkUrl(input.url);
   const externalId = parseExternalId(input.external_id);
-  assertStorableText(input.metadata ?? null, ['body', 'metadata']);
+  assertStorableText(input.metadata ?? null, ['metadata']);
   const lastSegment = new URL(input.url).pathname.split('/').filter(Boolean).pop() ?? null;
   const blobKey = BlobStore.newKey(lastSegment);
   const identifier = await enqueueTask(deps.db, ingestUrlTask, {

@@ -1,7 +1,7 @@
 // Hybrid page search: exact semantic scores and keyword ranks from the in-process page
 // index, mixed by alpha over every eligible page, under metadata and date filters.
 import type { Kysely } from 'kysely';
-import { ValidationError, type ValidationIssue } from '../errors.js';
+import { ValidationError, type FieldIssue } from '../errors.js';
 import type { CachedEmbedder } from '../providers/embeddings/index.js';
 import { compileDocumentFilter, type DocumentFilter } from '../store/filter.js';
 import { eligibleDocumentIds } from '../store/matching.js';
@@ -73,20 +73,20 @@ export interface SearchResponse {
 }
 
 function checkCombination(req: SearchRequest, alpha: number): void {
-  const issues: ValidationIssue[] = [];
+  const issues: FieldIssue[] = [];
   const hasQuery = typeof req.query === 'string';
   const hasEmbedding = Array.isArray(req.embedding);
   if (!hasQuery && !hasEmbedding) {
-    issues.push({ loc: ['body', 'query'], msg: 'Field required when embedding is absent', type: 'missing' });
+    issues.push({ path: ['query'], msg: 'Field required when embedding is absent', type: 'missing' });
   } else if (!hasQuery && alpha < 1) {
-    issues.push({ loc: ['body', 'query'], msg: 'Field required when alpha < 1.0', type: 'missing' });
+    issues.push({ path: ['query'], msg: 'Field required when alpha < 1.0', type: 'missing' });
   }
   if (hasEmbedding && alpha !== 1) {
-    issues.push({ loc: ['body', 'embedding'], msg: 'embedding is usable only with alpha = 1.0', type: 'value_error' });
+    issues.push({ path: ['embedding'], msg: 'embedding is usable only with alpha = 1.0', type: 'value_error' });
   }
   for (const flag of ['optimize_query', 'optimize_metadata'] as const) {
     if (req[flag] && !hasQuery) {
-      issues.push({ loc: ['body', flag], msg: `${flag} works only with query, not embedding`, type: 'value_error' });
+      issues.push({ path: [flag], msg: `${flag} works only with query, not embedding`, type: 'value_error' });
     }
   }
   if (issues.length > 0) throw new ValidationError(issues);
@@ -96,7 +96,7 @@ async function queryVector(deps: SearchDeps, req: Pick<SearchRequest, 'query' | 
   if (Array.isArray(req.embedding)) {
     const vector = normalizeVector(req.embedding);
     if (!vector) {
-      throw new ValidationError([{ loc: ['body', 'embedding'], msg: 'Embedding must not be all zeros', type: 'value_error' }]);
+      throw new ValidationError([{ path: ['embedding'], msg: 'Embedding must not be all zeros', type: 'value_error' }]);
     }
     return vector;
   }

@@ -36,7 +36,7 @@ export async function storeUpload(deps: UploadDeps, stream: Readable, fileName: 
  * fits (`listSupported` names the formats that do).
  */
 export async function uploadFormat(blobs: BlobStore, upload: StoredUpload, options: { listSupported: boolean }): Promise<DocumentFormat> {
-  if (upload.size === 0) throw errors.validation(['body', 'file'], 'The file is empty', 'value_error');
+  if (upload.size === 0) throw errors.validation(['file'], 'The file is empty', 'value_error');
   const format = resolveFormat(await blobs.read(upload.blobKey), upload.fileName, upload.contentType);
   if (!format) {
     const supported = options.listSupported ? `; supported: ${SUPPORTED_FORMATS}` : '';
@@ -48,5 +48,5 @@ export async function uploadFormat(blobs: BlobStore, upload: StoredUpload, optio
 /** 422 for a URL that cannot be fetched as written. */
 export function checkUrl(url: string): void {
   const problem = checkUrlSyntax(url);
-  if (problem) throw errors.validation(['body', 'url'], problem, 'url_parsing');
+  if (problem) throw errors.validation(['url'], problem, 'url_parsing');
 }

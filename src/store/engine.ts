@@ -8,6 +8,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { DEFAULT_EMBEDDED_CACHE_MB } from '../config.js';
 import type { Database } from './schema.js';
+import { translatingPool } from './errors.js';
 import { migrationProvider } from './migrations/index.js';
 import { lockDataDir } from './lock.js';
 
@@ -67,7 +68,7 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
   pool.on('error', () => {
     // Idle clients that lose their connection are discarded by the pool; nothing to do.
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: translatingPool(pool) }) });
   return { db, engine: 'postgres', localWrites: null, close: () => db.destroy() };
 }
 
@@ -110,7 +111,7 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
     // PGlite is one session: a second pooled connection would wait forever.
     const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
     const localWrites = { count: 0 };
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: yieldingPool(pool, localWrites) }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: translatingPool(yieldingPool(pool, localWrites)) }) });
     return {
       db,
       engine: 'pglite',

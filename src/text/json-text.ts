@@ -1,7 +1,7 @@
 // PostgreSQL text and jsonb refuse NUL characters and lone UTF-16 surrogates, and deeply
 // nested JSON overflows the stack of every recursive reader after it (ours, Ajv, the
 // drivers); catch both at the door so they answer 422 instead of failing inside the store.
-import { ValidationError, type ValidationIssue } from '../errors.js';
+import { ValidationError, type FieldIssue } from '../errors.js';
 
 /** The deepest nesting of arrays and objects a request may send. */
 export const MAX_JSON_DEPTH = 64;
@@ -23,20 +23,21 @@ interface Visit {
   depth: number;
 }
 
-function locOf(visit: Visit, loc: string[]): string[] {
+function pathOf(visit: Visit, base: string[]): string[] {
   const keys: string[] = [];
   for (let v: Visit | null = visit; v?.parent; v = v.parent) keys.push(v.key);
-  return [...loc, ...keys.reverse()];
+  return [...base, ...keys.reverse()];
 }
 
 /**
  * The strings in `value` the store cannot hold, and nesting deeper than MAX_JSON_DEPTH.
  * Iterative, so a body nested 100,000 levels deep is answered rather than overflowing; a
- * location is built only for what is reported, so a large body costs no garbage.
+ * path is built only for what is reported, so a large body costs no garbage. `base` is the
+ * path of `value` itself.
  */
-export function jsonTextIssues(value: unknown, loc: string[]): ValidationIssue[] {
-  const issues: ValidationIssue[] = [];
-  const badString = (visit: Visit, msg: string) => issues.push({ loc: locOf(visit, loc), msg, type: 'string_unicode' });
+export function jsonTextIssues(value: unknown, base: string[]): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const badString = (visit: Visit, msg: string) => issues.push({ path: pathOf(visit, base), msg, type: 'string_unicode' });
   const stack: Visit[] = [{ value, key: '', parent: null, depth: 0 }];
   while (stack.length > 0 && issues.length < MAX_ISSUES) {
     const visit = stack.pop()!;
@@ -46,7 +47,7 @@ export function jsonTextIssues(value: unknown, loc: string[]): ValidationIssue[]
     }
     if (visit.value === null || typeof visit.value !== 'object') continue;
     if (visit.depth >= MAX_JSON_DEPTH) {
-      issues.push({ loc: locOf(visit, loc), msg: `JSON is nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep' });
+      issues.push({ path: pathOf(visit, base), msg: `JSON is nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep' });
       break;
     }
     const depth = visit.depth + 1;
@@ -93,25 +94,26 @@ export function nestsDeeperThan(text: string, max: number): boolean {
 }
 
 /**
- * Parses a JSON request text the store can hold, or throws a 422 at `loc`: json_too_deep
- * before parsing (V8 takes 200 ms to refuse a megabyte of `[`), json_invalid, string_unicode.
+ * Parses a JSON request text the store can hold, or throws a 422 at field `path`:
+ * json_too_deep before parsing (V8 takes 200 ms to refuse a megabyte of `[`), json_invalid,
+ * string_unicode.
  */
-export function parseRequestJson(text: string, loc: string[]): unknown {
+export function parseRequestJson(text: string, path: string[]): unknown {
   if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
-    throw new ValidationError([{ loc, msg: `JSON is nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep' }]);
+    throw new ValidationError([{ path, msg: `JSON is nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep' }]);
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ValidationError([{ loc, msg: `JSON decode error: ${(error as Error).message}`, type: 'json_invalid' }]);
+    throw new ValidationError([{ path, msg: `JSON decode error: ${(error as Error).message}`, type: 'json_invalid' }]);
   }
-  assertStorableText(parsed, loc);
+  assertStorableText(parsed, path);
   return parsed;
 }
 
 /** Throws a 422 naming every string in `value` that the store cannot hold, or a too-deep nesting. */
-export function assertStorableText(value: unknown, loc: string[]): void {
-  const issues = jsonTextIssues(value, loc);
+export function assertStorableText(value: unknown, path: string[]): void {
+  const issues = jsonTextIssues(value, path);
   if (issues.length > 0) throw new ValidationError(issues);
 }

@@ -30,34 +30,34 @@ describe('checking schemas', () => {
   });
 
   it.each([
-    [[], ['body', 'schema'], 'dict_type'],
-    [{ type: 'string' }, ['body', 'schema', 'type'], 'schema_type'],
-    [{ properties: { a: { type: 'string' } } }, ['body', 'schema', 'type'], 'schema_type'],
-    [{ type: 'object', properties: [] }, ['body', 'schema', 'properties'], 'missing'],
-    [{ type: 'object', properties: { a: 'string' } }, ['body', 'schema', 'properties', 'a'], 'dict_type'],
-    [{ type: 'object', properties: { a: { type: ['string', 'number'] } } }, ['body', 'schema', 'properties', 'a', 'type'], 'schema_type'],
-    [{ type: 'object', properties: { a: { type: 'string', format: 'ipv4' } } }, ['body', 'schema', 'properties', 'a', 'format'], 'schema_format'],
-    [{ type: 'object', properties: { a: { type: 'string', enum: [1, 2] } } }, ['body', 'schema', 'properties', 'a', 'enum'], 'schema_enum'],
-    [{ type: 'object', properties: { a: { type: 'string', oneOf: [] } } }, ['body', 'schema', 'properties', 'a', 'oneOf'], 'schema_keyword'],
-    [{ type: 'object', properties: { a: { anyOf: [{ type: 'string' }, { type: 'number' }] } } }, ['body', 'schema', 'properties', 'a', 'anyOf'], 'schema_type'],
-    [{ type: 'object', properties: { a: { type: 'array', items: { type: 'array', items: { type: 'string' } } } } }, ['body', 'schema', 'properties', 'a', 'items', 'type'], 'schema_type'],
-    [{ type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'object', properties: { c: { type: 'string' } } } } } } }, ['body', 'schema', 'properties', 'a', 'properties', 'b'], 'schema_depth'],
-    [{ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: {} }, ['body', 'schema', 'additionalProperties'], 'bool_type'],
-    [{ type: 'object', properties: { a: { type: 'string', description: 7 } } }, ['body', 'schema', 'properties', 'a', 'description'], 'string_type'],
-    [{ type: 'object', properties: { '': { type: 'string' } } }, ['body', 'schema', 'properties', ''], 'schema_property_name'],
-    [{ type: 'object', properties: { a: { type: 'string', pattern: '(' } } }, ['body', 'schema'], 'schema_invalid'],
-    [{ type: 'object', properties: { a: { type: 'integer', maximum: 'ten' } } }, ['body', 'schema', 'properties', 'a', 'maximum'], 'schema_invalid'],
-  ])('refuses %j at the right place', (schema, loc, type) => {
+    [[], ['schema'], 'dict_type'],
+    [{ type: 'string' }, ['schema', 'type'], 'schema_type'],
+    [{ properties: { a: { type: 'string' } } }, ['schema', 'type'], 'schema_type'],
+    [{ type: 'object', properties: [] }, ['schema', 'properties'], 'missing'],
+    [{ type: 'object', properties: { a: 'string' } }, ['schema', 'properties', 'a'], 'dict_type'],
+    [{ type: 'object', properties: { a: { type: ['string', 'number'] } } }, ['schema', 'properties', 'a', 'type'], 'schema_type'],
+    [{ type: 'object', properties: { a: { type: 'string', format: 'ipv4' } } }, ['schema', 'properties', 'a', 'format'], 'schema_format'],
+    [{ type: 'object', properties: { a: { type: 'string', enum: [1, 2] } } }, ['schema', 'properties', 'a', 'enum'], 'schema_enum'],
+    [{ type: 'object', properties: { a: { type: 'string', oneOf: [] } } }, ['schema', 'properties', 'a', 'oneOf'], 'schema_keyword'],
+    [{ type: 'object', properties: { a: { anyOf: [{ type: 'string' }, { type: 'number' }] } } }, ['schema', 'properties', 'a', 'anyOf'], 'schema_type'],
+    [{ type: 'object', properties: { a: { type: 'array', items: { type: 'array', items: { type: 'string' } } } } }, ['schema', 'properties', 'a', 'items', 'type'], 'schema_type'],
+    [{ type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'object', properties: { c: { type: 'string' } } } } } } }, ['schema', 'properties', 'a', 'properties', 'b'], 'schema_depth'],
+    [{ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: {} }, ['schema', 'additionalProperties'], 'bool_type'],
+    [{ type: 'object', properties: { a: { type: 'string', description: 7 } } }, ['schema', 'properties', 'a', 'description'], 'string_type'],
+    [{ type: 'object', properties: { '': { type: 'string' } } }, ['schema', 'properties', ''], 'schema_property_name'],
+    [{ type: 'object', properties: { a: { type: 'string', pattern: '(' } } }, ['schema'], 'schema_invalid'],
+    [{ type: 'object', properties: { a: { type: 'integer', maximum: 'ten' } } }, ['schema', 'properties', 'a', 'maximum'], 'schema_invalid'],
+  ])('refuses %j at the right place', (schema, path, type) => {
     const issues = checkExtractionSchema(schema);
     expect(issues.length).toBeGreaterThan(0);
-    expect(issues[0]).toMatchObject({ loc, type });
+    expect(issues[0]).toMatchObject({ path, type });
   });
 
   it('refuses schemas that are too large or too wide', () => {
     const wide = { type: 'object', properties: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`p${i}`, { type: 'string' }])) };
     expect(checkExtractionSchema(wide)[0]).toMatchObject({ type: 'too_long' });
     const large = { type: 'object', properties: { a: { type: 'string', description: 'x'.repeat(70_000) } } };
-    expect(checkExtractionSchema(large)[0]).toMatchObject({ loc: ['body', 'schema'], type: 'too_long' });
+    expect(checkExtractionSchema(large)[0]).toMatchObject({ path: ['schema'], type: 'too_long' });
   });
 });
 

@@ -2,10 +2,8 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { answerQuestion } from '../../answer/answer.js';
 import type { AnswerFormat } from '../../answer/extractive.js';
-import { Optimizer, catalogueFor } from '../../answer/optimize.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { ApiKeyHeader, DocumentFilters, Envelope, FilterObject, Metadata, envelopeErrors } from '../schemas.js';
 
@@ -39,13 +37,6 @@ const AnswerData = Type.Object({
 export function answerRoutes(deps: AppDeps): FastifyPluginAsync {
   return async (plugin) => {
     const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
-    const db = deps.store.db;
-    const optimizer = new Optimizer({
-      db,
-      catalogue: catalogueFor(db),
-      llm: deps.llm,
-      onLlmError: (err) => app.log.warn({ err }, 'language model failed during query optimisation; offline matcher used'),
-    });
     app.post(
       '/documents/answer',
       {
@@ -64,17 +55,8 @@ export function answerRoutes(deps: AppDeps): FastifyPluginAsync {
         },
       },
       async (request, reply) => {
-        const outcome = await answerQuestion(
-          {
-            db,
-            index: deps.index,
-            embedder: deps.embedder,
-            llm: deps.llm,
-            optimizer,
-            onLlmError: (err) => request.log.warn({ err }, 'language-model answer not used; extractive answer returned'),
-          },
-          request.principal.workspaceId,
-          request.body,
+        const outcome = await deps.services.answer(request.principal.workspaceId, request.body, (err) =>
+          request.log.warn({ err }, 'language-model answer not used; extractive answer returned'),
         );
         reply.header('x-folio-answer-mode', outcome.mode);
         return envelope(outcome.data);

@@ -3,18 +3,8 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { deleteByExternalId, deleteById, previewDeleteByExternalId, previewDeleteByFilter } from '../../documents/deletion.js';
-import { patchMetadata } from '../../documents/metadata.js';
-import {
-  getDocument,
-  getDocumentByTask,
-  getLatestByExternalId,
-  getPage,
-  getParagraph,
-  listVersions,
-} from '../../documents/retrieval.js';
 import { EMBEDDING_DIMENSIONS } from '../../search/vectors.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import {
   ApiKeyHeader,
@@ -49,7 +39,7 @@ const EmbeddingIngestBody = Type.Object({
 const tags = ['documents'];
 
 export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
-  const db = deps.store.db;
+  const documents = deps.services.documents;
   return async (plugin) => {
     const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -66,7 +56,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
         },
       },
       async (request, reply) => {
-        const receipt = await deps.embeddingIngester.ingest(request.principal.workspaceId, request.body);
+        const receipt = await documents.ingestEmbedding(request.principal.workspaceId, request.body);
         return reply.status(201).send(envelope(receipt));
       },
     );
@@ -77,7 +67,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
         config: { scope: 'read' },
         schema: { tags, summary: 'The document created by a task, with pages', headers: ApiKeyHeader, params: TaskParam, response: { 200: Envelope(DocumentWithPages), ...envelopeErrors } },
       },
-      async (request) => envelope(await getDocumentByTask(db, request.principal.workspaceId, request.params.task_identifier)),
+      async (request) => envelope(await documents.getByTask(request.principal.workspaceId, request.params.task_identifier)),
     );
 
     app.get(
@@ -86,7 +76,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
         config: { scope: 'read' },
         schema: { tags, summary: 'A document by internal id, with pages', headers: ApiKeyHeader, params: DocumentIdParam, response: { 200: Envelope(DocumentWithPages), ...envelopeErrors } },
       },
-      async (request) => envelope(await getDocument(db, request.principal.workspaceId, request.params.document_id)),
+      async (request) => envelope(await documents.get(request.principal.workspaceId, request.params.document_id)),
     );
 
     app.get(
@@ -95,7 +85,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
         config: { scope: 'read' },
         schema: { tags, summary: 'The latest version of a document by external id, with pages', headers: ApiKeyHeader, params: ExternalIdParam, response: { 200: Envelope(DocumentWithPages), ...envelopeErrors } },
       },
-      async (request) => envelope(await getLatestByExternalId(db, request.principal.workspaceId, request.params.external_id)),
+      async (request) => envelope(await documents.getLatestByExternalId(request.principal.workspaceId, request.params.external_id)),
     );
 
     app.get(
@@ -104,7 +94,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
         config: { scope: 'read' },
         schema: { tags, summary: 'All versions of a document by external id, newest first', headers: ApiKeyHeader, params: ExternalIdParam, response: { 200: Envelope(Type.Array(Document)), ...envelopeErrors } },
       },
-      async (request) => envelope(await listVersions(db, request.principal.workspaceId, request.params.external_id)),
+      async (request) => envelope(await documents.listVersions(request.principal.workspaceId, request.params.external_id)),
     );
 
     app.get(
@@ -121,7 +111,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
         },
       },
       async (request) =>
-        getPage(db, request.principal.workspaceId, request.params.page_id, request.query.include_paragraphs),
+        documents.getPage(request.principal.workspaceId, request.params.page_id, request.query.include_paragraphs),
     );
 
     app.get(
@@ -130,7 +120,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
         config: { scope: 'read', shape: 'bare' },
         schema: { tags, summary: 'A paragraph with its sentences (no envelope)', headers: ApiKeyHeader, params: Type.Object({ paragraph_id: Id }), response: { 200: Paragraph, ...bareErrors } },
       },
-      async (request) => getParagraph(db, request.principal.workspaceId, request.params.paragraph_id),
+      async (request) => documents.getParagraph(request.principal.workspaceId, request.params.paragraph_id),
     );
 
     app.patch(
@@ -147,7 +137,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
         },
       },
       async (request) =>
-        envelope(await patchMetadata(db, request.principal.workspaceId, request.params.external_id, request.body.metadata)),
+        envelope(await documents.patchMetadata(request.principal.workspaceId, request.params.external_id, request.body.metadata)),
     );
 
     app.delete(
@@ -156,7 +146,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
         config: { scope: 'write' },
         schema: { tags, summary: 'Delete a document by internal id', headers: ApiKeyHeader, params: DocumentIdParam, response: { 200: Envelope(DeleteResult), ...envelopeErrors } },
       },
-      async (request) => envelope(await deleteById({ db, blobs: deps.blobs }, request.principal.workspaceId, request.params.document_id)),
+      async (request) => envelope(await documents.deleteById(request.principal.workspaceId, request.params.document_id)),
     );
 
     app.delete(
@@ -173,7 +163,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
         },
       },
       async (request) =>
-        envelope(await deleteByExternalId({ db, blobs: deps.blobs }, request.principal.workspaceId, request.params.external_id, request.query.latest_only)),
+        envelope(await documents.deleteByExternalId(request.principal.workspaceId, request.params.external_id, request.query.latest_only)),
     );
 
     app.get(
@@ -191,7 +181,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       },
       async (request) =>
         envelope(
-          await previewDeleteByExternalId(db, request.principal.workspaceId, request.params.external_id, request.query.latest_only),
+          await documents.previewDeleteByExternalId(request.principal.workspaceId, request.params.external_id, request.query.latest_only),
         ),
     );
 
@@ -207,7 +197,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
           response: { 200: Envelope(DeletePreview), ...envelopeErrors },
         },
       },
-      async (request) => envelope(await previewDeleteByFilter(db, request.principal.workspaceId, request.body)),
+      async (request) => envelope(await documents.previewDeleteByFilter(request.principal.workspaceId, request.body)),
     );
   };
 }

@@ -4,21 +4,8 @@ import multipart from '@fastify/multipart';
 import { Type, type TSchema } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import {
-  createExtraction,
-  deleteExtraction,
-  getExtraction,
-  getExtractionDocument,
-  getResult,
-  getResultByTask,
-  listExtractions,
-  listResults,
-  runOnDocument,
-  runOnUpload,
-  runOnUrl,
-} from '../../extraction/service.js';
 import { errors } from '../../errors.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { ApiKeyHeader, Envelope, Id, Nullable, ServiceError, UPLOAD_FORMATS, bareErrors, envelopeErrors } from '../schemas.js';
 import { readUploadForm } from '../upload-form.js';
@@ -91,9 +78,7 @@ const Paging = Type.Object({
 const FIELD_LIMIT_BYTES = 64 * 1024;
 
 export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
-  const db = deps.store.db;
-  const service = { db, blobs: deps.blobs, onEnqueue: deps.onEnqueue };
-  const uploads = { db, blobs: deps.blobs, maxFileBytes: deps.config.maxFileBytes, onEnqueue: deps.onEnqueue };
+  const { extractions, uploads } = deps.services;
   return async (plugin) => {
     await plugin.register(multipart, {
       limits: { fileSize: deps.config.maxFileBytes + 1, files: 1, fields: 10, fieldSize: FIELD_LIMIT_BYTES, parts: 15 },
@@ -114,7 +99,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
           response: { 201: Envelope(Extraction), ...envelopeErrors },
         },
       },
-      async (request, reply) => reply.status(201).send(envelope(await createExtraction(db, request.principal.workspaceId, request.body))),
+      async (request, reply) => reply.status(201).send(envelope(await extractions.create(request.principal.workspaceId, request.body))),
     );
 
     app.get(
@@ -123,7 +108,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
         config: { scope: 'read' },
         schema: { tags, summary: 'The extractions of the workspace, newest first', headers: ApiKeyHeader, querystring: Paging, response: { 200: Envelope(Type.Array(Extraction)), ...envelopeErrors } },
       },
-      async (request) => envelope((await listExtractions(db, request.principal.workspaceId, request.query.limit, request.query.offset)).extractions),
+      async (request) => envelope((await extractions.list(request.principal.workspaceId, request.query.limit, request.query.offset)).extractions),
     );
 
     app.get(
@@ -132,7 +117,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
         config: { scope: 'read' },
         schema: { tags, summary: 'An extraction', headers: ApiKeyHeader, params: ExtractionIdParam, response: { 200: Envelope(Extraction), ...envelopeErrors } },
       },
-      async (request) => envelope(await getExtraction(db, request.principal.workspaceId, request.params.extraction_id)),
+      async (request) => envelope(await extractions.get(request.principal.workspaceId, request.params.extraction_id)),
     );
 
     app.delete(
@@ -147,7 +132,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
           response: { 200: Envelope(Type.Object({ deleted_count: Type.Integer(), deleted_ids: Type.Array(Type.Integer()), deleted_results: Type.Integer() })), ...envelopeErrors },
         },
       },
-      async (request) => envelope(await deleteExtraction(service, request.principal.workspaceId, request.params.extraction_id)),
+      async (request) => envelope(await extractions.delete(request.principal.workspaceId, request.params.extraction_id)),
     );
 
     app.post(
@@ -162,7 +147,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
           response: { 201: Data(RunReceipt), ...dataErrors },
         },
       },
-      async (request, reply) => reply.status(201).send({ data: await runOnUrl(service, request.principal.workspaceId, request.body) }),
+      async (request, reply) => reply.status(201).send({ data: await extractions.runOnUrl(request.principal.workspaceId, request.body) }),
     );
 
     app.post(
@@ -181,7 +166,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       async (request, reply) => {
         if (!request.isMultipart()) throw errors.unsupportedMediaType('Send extraction_id and the file as multipart/form-data');
         const { upload, fields } = await readUploadForm(request, uploads);
-        return reply.status(201).send({ data: await runOnUpload(service, request.principal.workspaceId, upload, fields) });
+        return reply.status(201).send({ data: await extractions.runOnUpload(request.principal.workspaceId, upload, fields) });
       },
     );
 
@@ -197,7 +182,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
           response: { 201: Data(RunReceipt), ...dataErrors },
         },
       },
-      async (request, reply) => reply.status(201).send({ data: await runOnDocument(service, request.principal.workspaceId, request.body) }),
+      async (request, reply) => reply.status(201).send({ data: await extractions.runOnDocument(request.principal.workspaceId, request.body) }),
     );
 
     app.get(
@@ -212,7 +197,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
           response: { 200: Data(ExtractionResult), ...dataErrors },
         },
       },
-      async (request) => ({ data: await getResultByTask(db, request.principal.workspaceId, request.params.task_identifier) }),
+      async (request) => ({ data: await extractions.getResultByTask(request.principal.workspaceId, request.params.task_identifier) }),
     );
 
     app.get(
@@ -221,7 +206,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
         config: { scope: 'read', shape: 'data' },
         schema: { tags, summary: 'A result by id', headers: ApiKeyHeader, params: Type.Object({ result_id: Id }), response: { 200: Data(ExtractionResult), ...dataErrors } },
       },
-      async (request) => ({ data: await getResult(db, request.principal.workspaceId, request.params.result_id) }),
+      async (request) => ({ data: await extractions.getResult(request.principal.workspaceId, request.params.result_id) }),
     );
 
     app.get(
@@ -237,7 +222,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
           response: { 200: Type.Object({ data: Type.Array(ExtractionResult) }), ...dataErrors },
         },
       },
-      async (request) => ({ data: await listResults(db, request.principal.workspaceId, request.params.extraction_id, request.query.limit, request.query.offset) }),
+      async (request) => ({ data: await extractions.listResults(request.principal.workspaceId, request.params.extraction_id, request.query.limit, request.query.offset) }),
     );
 
     app.get(
@@ -252,7 +237,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
           response: { 200: Data(ExtractionDocument), ...dataErrors },
         },
       },
-      async (request) => ({ data: await getExtractionDocument(db, request.principal.workspaceId, request.params.extraction_document_id) }),
+      async (request) => ({ data: await extractions.getDocument(request.principal.workspaceId, request.params.extraction_document_id) }),
     );
   };
 }

@@ -4,9 +4,8 @@ import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { acceptUpload, acceptUrl, openDocumentFile } from '../../ingest/accept.js';
 import { errors } from '../../errors.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { readUploadForm } from '../upload-form.js';
 import { ApiKeyHeader, Envelope, Id, IngestReceipt, Metadata, Nullable, UPLOAD_FORMATS, envelopeErrors } from '../schemas.js';
@@ -17,7 +16,7 @@ const tags = ['documents'];
 const FIELD_LIMIT_BYTES = 1024 * 1024;
 
 export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
-  const accept = { db: deps.store.db, blobs: deps.blobs, maxFileBytes: deps.config.maxFileBytes, onEnqueue: deps.onEnqueue };
+  const { ingest, uploads } = deps.services;
   return async (plugin) => {
     // One byte over the limit lets the blob store see the file is too large (busboy would
     // otherwise truncate it silently at the limit).
@@ -42,8 +41,8 @@ export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
       },
       async (request, reply) => {
         if (!request.isMultipart()) throw errors.unsupportedMediaType('Send the file as multipart/form-data');
-        const { upload, fields } = await readUploadForm(request, accept);
-        const receipt = await acceptUpload(accept, request.principal.workspaceId, upload, fields);
+        const { upload, fields } = await readUploadForm(request, uploads);
+        const receipt = await ingest.acceptUpload(request.principal.workspaceId, upload, fields);
         return reply.status(201).send(envelope(receipt));
       },
     );
@@ -64,7 +63,7 @@ export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
           response: { 201: Envelope(IngestReceipt), ...envelopeErrors },
         },
       },
-      async (request, reply) => reply.status(201).send(envelope(await acceptUrl(accept, request.principal.workspaceId, request.body))),
+      async (request, reply) => reply.status(201).send(envelope(await ingest.acceptUrl(request.principal.workspaceId, request.body))),
     );
 
     // Untyped reply: the body is a stream, not one of the JSON schemas.
@@ -81,7 +80,7 @@ export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
         },
       },
       async (request, reply) => {
-        const file = await openDocumentFile(accept, request.principal.workspaceId, request.params.document_id);
+        const file = await ingest.openDocumentFile(request.principal.workspaceId, request.params.document_id);
         reply.header('content-type', file.contentType);
         reply.header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(file.fileName)}`);
         return reply.send(file.stream);

@@ -2,9 +2,8 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { issueKey, revokeWorkspaceKey, workspaceKeys } from '../../workspaces/admin.js';
 import type { Scope } from '../../config.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { ApiKeyHeader, Envelope, Id, Nullable, envelopeErrors } from '../schemas.js';
 
@@ -21,7 +20,7 @@ const KeySummary = Type.Object({
 const tags = ['keys'];
 
 export function keyRoutes(deps: AppDeps): FastifyPluginAsync {
-  const db = deps.store.db;
+  const keys = deps.services.keys;
   return async (plugin) => {
     const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
     app.post(
@@ -41,7 +40,7 @@ export function keyRoutes(deps: AppDeps): FastifyPluginAsync {
         },
       },
       async (request, reply) =>
-        reply.status(201).send(envelope(await issueKey(db, request.principal, request.body.scope, request.body.label ?? null))),
+        reply.status(201).send(envelope(await keys.issue(request.principal, request.body.scope, request.body.label ?? null))),
     );
     app.get(
       '/keys',
@@ -49,7 +48,7 @@ export function keyRoutes(deps: AppDeps): FastifyPluginAsync {
         config: { scope: 'admin' },
         schema: { tags, summary: "This workspace's API keys (never the keys themselves)", headers: ApiKeyHeader, response: { 200: Envelope(Type.Array(KeySummary)), ...envelopeErrors } },
       },
-      async (request) => envelope(await workspaceKeys(db, request.principal)),
+      async (request) => envelope(await keys.list(request.principal)),
     );
     app.delete(
       '/keys/:key_id',
@@ -57,11 +56,7 @@ export function keyRoutes(deps: AppDeps): FastifyPluginAsync {
         config: { scope: 'admin' },
         schema: { tags, summary: 'Revoke an API key of this workspace', headers: ApiKeyHeader, params: Type.Object({ key_id: Id }), response: { 200: Envelope(Type.Object({ revoked: Type.Integer() })), ...envelopeErrors } },
       },
-      async (request) => {
-        const result = await revokeWorkspaceKey(db, request.principal, request.params.key_id);
-        deps.keys.clearCache();
-        return envelope(result);
-      },
+      async (request) => envelope(await keys.revoke(request.principal, request.params.key_id)),
     );
   };
 }

@@ -2,10 +2,8 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Optimizer, catalogueFor } from '../../answer/optimize.js';
-import { searchPages } from '../../search/search.js';
 import { EMBEDDING_DIMENSIONS } from '../../search/vectors.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { ApiKeyHeader, DocumentFilters, Envelope, FilterObject, Nullable, envelopeErrors } from '../schemas.js';
 
@@ -35,12 +33,6 @@ const SearchResult = Type.Object({
 export function searchRoutes(deps: AppDeps): FastifyPluginAsync {
   return async (plugin) => {
     const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
-    const optimizer = new Optimizer({
-      db: deps.store.db,
-      catalogue: catalogueFor(deps.store.db),
-      llm: deps.llm,
-      onLlmError: (err) => app.log.warn({ err }, 'language model failed during query optimisation; offline matcher used'),
-    });
     app.post(
       '/documents/search/pages',
       {
@@ -58,14 +50,7 @@ export function searchRoutes(deps: AppDeps): FastifyPluginAsync {
           },
         },
       },
-      async (request) =>
-        envelope(
-          await searchPages(
-            { db: deps.store.db, index: deps.index, embedder: deps.embedder, optimizer },
-            request.principal.workspaceId,
-            request.body,
-          ),
-        ),
+      async (request) => envelope(await deps.services.search(request.principal.workspaceId, request.body)),
     );
   };
 }

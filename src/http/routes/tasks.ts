@@ -2,8 +2,7 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { getTaskStatus } from '../../tasks/status.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { ApiKeyHeader, Envelope, TaskStatus, envelopeErrors } from '../schemas.js';
 
@@ -22,7 +21,7 @@ export function taskRoutes(deps: AppDeps): FastifyPluginAsync {
           response: { 200: Envelope(TaskStatus), ...envelopeErrors },
         },
       },
-      async (request) => envelope(await getTaskStatus(deps.store.db, request.principal.workspaceId, request.params.task_identifier)),
+      async (request) => envelope(await deps.services.tasks.status(request.principal.workspaceId, request.params.task_identifier)),
     );
   };
 }

@@ -50,16 +50,18 @@ interface CompletionBody {
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
 }
 
-const ajv = new Ajv({ allErrors: false, strict: false, validateFormats: false });
-const validators = new WeakMap<object, ValidateFunction>();
-
-function validatorFor(schema: Record<string, unknown>): ValidateFunction {
-  let validate = validators.get(schema);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    validators.set(schema, validate);
-  }
-  return validate;
+/** A compiler of response schemas that compiles each schema object once. */
+function schemaValidators(): (schema: Record<string, unknown>) => ValidateFunction {
+  const ajv = new Ajv({ allErrors: false, strict: false, validateFormats: false });
+  const validators = new WeakMap<object, ValidateFunction>();
+  return (schema) => {
+    let validate = validators.get(schema);
+    if (!validate) {
+      validate = ajv.compile(schema);
+      validators.set(schema, validate);
+    }
+    return validate;
+  };
 }
 
 /** Whether OpenAI's strict mode accepts the schema: every object closed, all its properties required. */
@@ -86,6 +88,7 @@ export function parseModelJson(content: string): unknown {
 
 export function createOpenAIChatProvider(options: OpenAIChatOptions): LlmProvider {
   const model = options.model;
+  const validatorFor = schemaValidators();
   const url = `${(options.baseUrl ?? DEFAULT_OPENAI_BASE_URL).replace(/\/+$/, '')}/chat/completions`;
   const timeoutMs = options.timeoutMs ?? 60_000;
   const maxAttempts = options.maxAttempts ?? 3;

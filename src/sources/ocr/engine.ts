@@ -7,7 +7,7 @@
 
 import { createWorker, OEM, type Worker as TessWorker } from 'tesseract.js';
 import type { Worker as NodeWorker } from 'node:worker_threads';
-import { languageData, parseLanguages } from './languages.js';
+import { languageData, parseLanguages, type LanguageData } from './languages.js';
 import { UNREADABLE_IMAGE, type OcrResult, type OcrService, type OcrWord, type RecognizeOptions } from './types.js';
 
 export interface OcrEngineOptions {
@@ -53,6 +53,7 @@ export class OcrEngine implements OcrService {
   readonly #startTimeoutMs: number;
   readonly #slots: Slot[];
   readonly #queue: Request[] = [];
+  readonly #languageData: LanguageData;
   #closed = false;
 
   constructor(opts: OcrEngineOptions = {}) {
@@ -61,7 +62,7 @@ export class OcrEngine implements OcrService {
       throw new RangeError(`OCR threads must be a positive integer, got ${this.threads}`);
     }
     this.languages = parseLanguages(opts.languages ?? 'eng');
-    languageData(this.languages); // a missing language fails here, not on the first scan
+    this.#languageData = languageData(this.languages); // a missing language fails here, not on the first scan
     this.#startTimeoutMs = opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
     this.#slots = Array.from({ length: this.threads }, () => ({ worker: null, request: null, kill: null }));
   }
@@ -205,7 +206,7 @@ export class OcrEngine implements OcrService {
   }
 
   async #start(): Promise<Started> {
-    const { langs, langPath } = languageData(this.languages);
+    const { langs, langPath } = this.#languageData;
     let failStart: (err: Error) => void = () => undefined;
     const failed = new Promise<never>((_, reject) => (failStart = reject));
     const timer = setTimeout(

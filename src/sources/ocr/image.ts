@@ -196,11 +196,12 @@ async function decode(ocr: OcrService, bytes: Uint8Array, what: string): Promise
 }
 
 type NapiCanvas = typeof import('@napi-rs/canvas');
-let canvasModule: NapiCanvas | undefined;
+const require = createRequire(import.meta.url);
 
 /** Pixels of a PNG written by Leptonica (trusted input: see the top of this file). */
 async function decodeWithCanvas(bytes: Uint8Array): Promise<GrayImage> {
-  canvasModule ??= createRequire(import.meta.url)('@napi-rs/canvas') as NapiCanvas;
+  // Loaded on first use (require keeps it).
+  const canvasModule = require('@napi-rs/canvas') as NapiCanvas;
   let img;
   try {
     img = await canvasModule.loadImage(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));

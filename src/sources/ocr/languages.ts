@@ -28,13 +28,9 @@ export interface LanguageData {
   langPath: string;
 }
 
-const cache = new Map<string, LanguageData>();
-
 /** Where the trained data of the languages lies; throws, naming the package to add, when one is missing. */
 export function languageData(codes: readonly string[]): LanguageData {
   const key = codes.join('+');
-  const known = cache.get(key);
-  if (known) return known;
   const require = createRequire(import.meta.url);
   const files = codes.map((code) => {
     let root: string;
@@ -69,7 +65,5 @@ export function languageData(codes: readonly string[]): LanguageData {
       }
     }
   }
-  const data = { langs: key, langPath };
-  cache.set(key, data);
-  return data;
+  return { langs: key, langPath };
 }

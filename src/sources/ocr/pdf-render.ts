@@ -16,11 +16,10 @@ export const RENDER_DPI = 300;
 const MAX_PIXELS = 24_000_000;
 const MAX_SIDE = 10_000;
 
-let canvasModule: NapiCanvas | undefined;
-/** @napi-rs/canvas, loaded on first use (synchronously: pdfjs's factory interface is). */
+const require = createRequire(import.meta.url);
+/** @napi-rs/canvas, loaded on first use (synchronously: pdfjs's factory interface is; require keeps it). */
 function napiCanvas(): NapiCanvas {
-  canvasModule ??= createRequire(import.meta.url)('@napi-rs/canvas') as NapiCanvas;
-  return canvasModule;
+  return require('@napi-rs/canvas') as NapiCanvas;
 }
 
 interface CanvasAndContext {

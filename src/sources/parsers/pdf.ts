@@ -35,10 +35,9 @@ interface FieldAnnotation {
   hidden?: boolean;
 }
 
-let pdfjsModule: Promise<PdfJs> | undefined;
+// Loaded on first use (the module loader keeps it).
 function loadPdfJs(): Promise<PdfJs> {
-  pdfjsModule ??= import('pdfjs-dist/legacy/build/pdf.mjs');
-  return pdfjsModule;
+  return import('pdfjs-dist/legacy/build/pdf.mjs');
 }
 
 /** pdfjs's data folders (fonts for the 14 standard fonts, CMaps for CJK), with trailing slashes. */

@@ -317,11 +317,8 @@ function duration(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
 }
 
-let entryCache: { entry: string; loader: string | null } | undefined;
-
 /** The worker module beside this one, and under TypeScript the tsx loader it needs. */
 function workerEntry(): { entry: string; loader: string | null } {
-  if (entryCache) return entryCache;
   const typescript = /\.[cm]?ts$/.test(new URL(import.meta.url).pathname);
   const entry = new URL(typescript ? './worker.ts' : './worker.js', import.meta.url).href;
   let loader: string | null = null;
@@ -331,6 +328,5 @@ function workerEntry(): { entry: string; loader: string | null } {
     const esm = api.replace(/\.cjs$/, '.mjs');
     loader = pathToFileURL(existsSync(esm) ? esm : api).href;
   }
-  entryCache = { entry, loader };
-  return entryCache;
+  return { entry, loader };
 }

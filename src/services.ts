@@ -1,0 +1,125 @@
+// The services the HTTP API calls, each bound once to the parts it needs (store, vector
+// index, providers, blob store, queue). runtime.ts builds them; routes only call them.
+import type { Readable } from 'node:stream';
+import { answerQuestion, type AnswerRequest } from './answer/answer.js';
+import { MetadataCatalogue } from './answer/catalogue.js';
+import { Optimizer } from './answer/optimize.js';
+import { deleteByExternalId, deleteById, previewDeleteByExternalId, previewDeleteByFilter } from './documents/deletion.js';
+import { EmbeddingIngester } from './documents/ingest-embedding.js';
+import { patchMetadata } from './documents/metadata.js';
+import { getDocument, getDocumentByTask, getLatestByExternalId, getPage, getParagraph, listVersions } from './documents/retrieval.js';
+import {
+  createExtraction,
+  deleteExtraction,
+  getExtraction,
+  getExtractionDocument,
+  getResult,
+  getResultByTask,
+  listExtractions,
+  listResults,
+  runOnDocument,
+  runOnUpload,
+  runOnUrl,
+} from './extraction/service.js';
+import { acceptUpload, acceptUrl, openDocumentFile } from './ingest/accept.js';
+import { storeUpload, type StoredUpload } from './sources/index.js';
+import type { CachedEmbedder } from './providers/embeddings/index.js';
+import type { LlmProvider } from './providers/llm/types.js';
+import type { PageIndex } from './search/page-index.js';
+import { searchPages, type SearchRequest } from './search/search.js';
+import type { BlobStore } from './store/blobs.js';
+import { ping, type Store } from './store/engine.js';
+import { getTaskStatus } from './tasks/status.js';
+import { issueKey, revokeWorkspaceKey, workspaceKeys } from './workspaces/admin.js';
+import type { KeyResolver, Principal } from './workspaces/keys.js';
+
+export interface ServiceParts {
+  store: Store;
+  index: PageIndex;
+  embedder: CachedEmbedder;
+  /** The language model when one is configured; null runs every feature offline. */
+  llm: LlmProvider | null;
+  blobs: BlobStore;
+  keys: KeyResolver;
+  maxFileBytes: number;
+  /** Told when a task is queued (a worker in this process wakes up). */
+  onEnqueue: () => void;
+  /** Told when the model failed during query optimisation and the offline matcher stood in. */
+  onOptimizerLlmError: (error: unknown) => void;
+}
+
+/** `fn` with its first argument (its dependencies) given. */
+function bind<D, A extends unknown[], R>(deps: D, fn: (deps: D, ...args: A) => R): (...args: A) => R {
+  return (...args) => fn(deps, ...args);
+}
+
+export function createServices(parts: ServiceParts) {
+  const { store, index, embedder, llm, blobs } = parts;
+  const { db } = store;
+  const optimizer = new Optimizer({ db, catalogue: new MetadataCatalogue(db), llm, onLlmError: parts.onOptimizerLlmError });
+  // One transaction at a time on the embedded engine's single session; a few on a server.
+  const embeddingIngester = new EmbeddingIngester(db, store.engine === 'pglite' ? 1 : 4);
+  const accept = { db, blobs, maxFileBytes: parts.maxFileBytes, onEnqueue: parts.onEnqueue };
+  const extraction = { db, blobs, onEnqueue: parts.onEnqueue };
+
+  return {
+    health: {
+      engine: store.engine,
+      ping: () => ping(db),
+      vectorIndexMemory: () => index.memory(),
+    },
+    documents: {
+      ingestEmbedding: embeddingIngester.ingest.bind(embeddingIngester),
+      getByTask: bind(db, getDocumentByTask),
+      get: bind(db, getDocument),
+      getLatestByExternalId: bind(db, getLatestByExternalId),
+      listVersions: bind(db, listVersions),
+      getPage: bind(db, getPage),
+      getParagraph: bind(db, getParagraph),
+      patchMetadata: bind(db, patchMetadata),
+      deleteById: bind({ db, blobs }, deleteById),
+      deleteByExternalId: bind({ db, blobs }, deleteByExternalId),
+      previewDeleteByExternalId: bind(db, previewDeleteByExternalId),
+      previewDeleteByFilter: bind(db, previewDeleteByFilter),
+    },
+    uploads: {
+      store: (stream: Readable, fileName: string | null, contentType: string | null) => storeUpload(accept, stream, fileName, contentType),
+      discard: (upload: StoredUpload) => blobs.delete(upload.blobKey),
+    },
+    ingest: {
+      acceptUpload: bind(accept, acceptUpload),
+      acceptUrl: bind(accept, acceptUrl),
+      openDocumentFile: bind(accept, openDocumentFile),
+    },
+    search: (workspaceId: number, req: SearchRequest) => searchPages({ db, index, embedder, optimizer }, workspaceId, req),
+    answer: (workspaceId: number, req: AnswerRequest, onLlmError: (error: unknown) => void) =>
+      answerQuestion({ db, index, embedder, llm, optimizer, onLlmError }, workspaceId, req),
+    extractions: {
+      create: bind(db, createExtraction),
+      list: bind(db, listExtractions),
+      get: bind(db, getExtraction),
+      delete: bind(extraction, deleteExtraction),
+      runOnUrl: bind(extraction, runOnUrl),
+      runOnUpload: bind(extraction, runOnUpload),
+      runOnDocument: bind(extraction, runOnDocument),
+      getResultByTask: bind(db, getResultByTask),
+      getResult: bind(db, getResult),
+      listResults: bind(db, listResults),
+      getDocument: bind(db, getExtractionDocument),
+    },
+    tasks: {
+      status: bind(db, getTaskStatus),
+    },
+    keys: {
+      issue: bind(db, issueKey),
+      list: bind(db, workspaceKeys),
+      revoke: async (admin: Principal, id: number) => {
+        const result = await revokeWorkspaceKey(db, admin, id);
+        parts.keys.clearCache();
+        return result;
+      },
+    },
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;
