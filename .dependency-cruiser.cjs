@@ -1,5 +1,5 @@
 // The layer rule (docs/architecture.md): imports point down
-// http -> services -> sources -> store, providers; errors.ts and config.ts sit below all.
+// http -> services -> sources -> store, providers, text; errors.ts and config.ts sit below all.
 // `npm run lint` runs it; type-only imports count, so a type cannot smuggle a cycle in.
 const SERVICES = '^src/(documents|search|ingest|answer|extraction|tasks|workspaces)/';
 
@@ -40,6 +40,13 @@ module.exports = {
       comment: 'The store and the providers import nothing of ours but config and errors.',
       from: { path: '^src/(store|providers)/' },
       to: { path: '^src/', pathNot: ['^src/(config|errors)\\.ts$', '^src/store/', '^src/providers/'] },
+    },
+    {
+      name: 'text-is-a-leaf',
+      severity: 'error',
+      comment: 'Pure text helpers: every layer may use them, so they import nothing of ours but errors.',
+      from: { path: '^src/text/' },
+      to: { path: '^src/', pathNot: ['^src/errors\\.ts$', '^src/text/'] },
     },
     {
       name: 'store-apart-from-providers',

@@ -28,6 +28,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
+  {
     files: ['src/main.ts', 'bench/**'],
     rules: { 'no-console': 'off' },
   },

@@ -6,13 +6,11 @@
 import type { Kysely } from 'kysely';
 import type { LocalWrites } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
-import { indexedPages, loadIndexedPages, pageChangesSince, queryLexemes, type IndexedPage } from '../store/pages.js';
-import { ScanPool, topK, VectorMatrix } from './kernel/index.js';
-import { KeywordIndex, MAX_SLOTS, priorIdf, type KeywordHits, type QueryTerm } from './keyword-index.js';
-import { ReadWriteGate } from './read-write-gate.js';
+import { indexedPages, loadIndexedPages, pageChangesSince, queryLexemes } from '../store/pages.js';
+import { ScanPool, topK } from './kernel/index.js';
+import { priorIdf, type KeywordHits, type QueryTerm } from './keyword-index.js';
 import { keywordScore, semanticScore } from './scores.js';
-import { parseTsvector } from './tsvector.js';
-import { EMBEDDING_DIMENSIONS } from './vectors.js';
+import { WorkspacePages } from './workspace-pages.js';
 
 export interface PageQuery {
   /** The query's unit vector, or null when it has none (every semantic score is then 0). */
@@ -53,118 +51,6 @@ export interface IndexMemory {
   postings: number;
   /** Bytes of the keyword index's postings and per-page arrays. */
   keywordBytes: number;
-}
-
-/**
- * One workspace's pages. A page has a slot, fixed until compaction, that the keyword index
- * knows it by; a page with an embedding also has a matrix row, which moves when another row
- * is removed (the matrix stays contiguous).
- */
-class WorkspacePages {
-  readonly matrix = new VectorMatrix(EMBEDDING_DIMENSIONS);
-  readonly keyword = new KeywordIndex();
-  readonly gate = new ReadWriteGate();
-  /** Row -> slot. */
-  rowSlot: number[] = [];
-  /** Slot -> page id (-1 once removed), document id and row (-1 without an embedding). */
-  slotPage: number[] = [];
-  slotDocument: number[] = [];
-  slotRow: number[] = [];
-  readonly slotOf = new Map<number, number>();
-  /** Document id -> slots of its pages (removed ones too, until compaction), for filters that select documents. */
-  readonly documentSlots = new Map<number, number[]>();
-  removed = 0;
-  xmin = '0';
-  /** The store's local write count when the last catch-up began reading. */
-  seenWrites = -1;
-  catchingUp = false;
-  /** The catch-up that has not started reading yet: later arrivals can share it. */
-  nextCatchUp: Promise<void> | null = null;
-  lastCatchUp: Promise<unknown> = Promise.resolve();
-
-  add(page: IndexedPage): void {
-    if (this.slotOf.has(page.id)) return;
-    if (this.slotPage.length >= MAX_SLOTS) this.compact();
-    const slot = this.slotPage.length;
-    this.slotPage.push(page.id);
-    this.slotDocument.push(page.documentId);
-    this.slotOf.set(page.id, slot);
-    let slots = this.documentSlots.get(page.documentId);
-    if (!slots) this.documentSlots.set(page.documentId, (slots = []));
-    slots.push(slot);
-    if (page.embedding) {
-      const row = this.matrix.append(page.embedding);
-      this.rowSlot[row] = slot;
-      this.slotRow.push(row);
-    } else {
-      this.slotRow.push(-1);
-    }
-    this.keyword.add(slot, parseTsvector(page.tsv));
-  }
-
-  remove(pageId: number): void {
-    const slot = this.slotOf.get(pageId);
-    if (slot === undefined) return;
-    this.slotOf.delete(pageId);
-    // documentSlots keeps the slot (a removed slot has no row) until compaction.
-    this.keyword.remove(slot);
-    this.slotPage[slot] = -1;
-    this.removed++;
-    const row = this.slotRow[slot];
-    if (row >= 0) {
-      // Swap-remove: the last row moves into the hole.
-      const last = this.matrix.rows - 1;
-      if (row !== last) {
-        this.matrix.copyRow(last, row);
-        const moved = this.rowSlot[last];
-        this.rowSlot[row] = moved;
-        this.slotRow[moved] = row;
-      }
-      this.rowSlot.pop();
-      this.matrix.truncate(last);
-      this.slotRow[slot] = -1;
-    }
-    if (this.removed > 1024 && this.removed * 2 > this.slotPage.length) this.compact();
-  }
-
-  /** Renumbers the slots of live pages from 0, dropping removed ones. */
-  private compact(): void {
-    const remap = new Int32Array(this.slotPage.length).fill(-1);
-    const slotPage: number[] = [];
-    const slotDocument: number[] = [];
-    const slotRow: number[] = [];
-    for (let slot = 0; slot < this.slotPage.length; slot++) {
-      if (this.slotPage[slot] < 0) continue;
-      remap[slot] = slotPage.length;
-      slotPage.push(this.slotPage[slot]);
-      slotDocument.push(this.slotDocument[slot]);
-      slotRow.push(this.slotRow[slot]);
-    }
-    this.keyword.compact(remap, slotPage.length);
-    this.slotPage = slotPage;
-    this.slotDocument = slotDocument;
-    this.slotRow = slotRow;
-    this.rowSlot = this.rowSlot.map((slot) => remap[slot]);
-    for (const [pageId, slot] of this.slotOf) this.slotOf.set(pageId, remap[slot]);
-    for (const [documentId, slots] of this.documentSlots) {
-      const live = slots.map((s) => remap[s]).filter((s) => s >= 0);
-      if (live.length > 0) this.documentSlots.set(documentId, live);
-      else this.documentSlots.delete(documentId);
-    }
-    this.removed = 0;
-  }
-
-  /** Rows of the eligible documents' embedded pages, in increasing order. */
-  rowsOf(documents: ReadonlySet<number>): Int32Array {
-    const rows: number[] = [];
-    for (const documentId of documents) {
-      for (const slot of this.documentSlots.get(documentId) ?? []) {
-        if (this.slotRow[slot] >= 0) rows.push(this.slotRow[slot]);
-      }
-    }
-    // Sorted rows read the matrix in order, and let keyword hits find their position by bisection.
-    return Int32Array.from(rows).sort();
-  }
 }
 
 /** The position of `row` in the sorted `rows`, or undefined. */

@@ -1,9 +1,8 @@
 // Question answering route: POST /documents/answer.
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AnswerFormat } from '../../answer/extractive.js';
-import type { AppDeps } from '../deps.js';
+import { routePlugin, type AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { ApiKeyHeader, DocumentFilters, Envelope, FilterObject, Metadata, envelopeErrors } from '../schemas.js';
 
@@ -35,8 +34,7 @@ const AnswerData = Type.Object({
 });
 
 export function answerRoutes(deps: AppDeps): FastifyPluginAsync {
-  return async (plugin) => {
-    const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+  return routePlugin((app) => {
     app.post(
       '/documents/answer',
       {
@@ -62,5 +60,5 @@ export function answerRoutes(deps: AppDeps): FastifyPluginAsync {
         return envelope(outcome.data);
       },
     );
-  };
+  });
 }

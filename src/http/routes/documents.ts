@@ -2,9 +2,8 @@
 // deletion and deletion previews. Each validates, calls one service function, shapes.
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { EMBEDDING_DIMENSIONS } from '../../search/vectors.js';
-import type { AppDeps } from '../deps.js';
+import { routePlugin, type AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import {
   ApiKeyHeader,
@@ -40,8 +39,7 @@ const tags = ['documents'];
 
 export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
   const documents = deps.services.documents;
-  return async (plugin) => {
-    const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+  return routePlugin((app) => {
 
     app.post(
       '/documents/ingest/embedding',
@@ -199,5 +197,5 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       },
       async (request) => envelope(await documents.previewDeleteByFilter(request.principal.workspaceId, request.body)),
     );
-  };
+  });
 }

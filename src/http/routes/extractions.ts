@@ -3,9 +3,8 @@
 import multipart from '@fastify/multipart';
 import { Type, type TSchema } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errors } from '../../errors.js';
-import type { AppDeps } from '../deps.js';
+import { routePlugin, type AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { ApiKeyHeader, Envelope, Id, Nullable, ServiceError, UPLOAD_FORMATS, bareErrors, envelopeErrors } from '../schemas.js';
 import { readUploadForm } from '../upload-form.js';
@@ -79,13 +78,11 @@ const FIELD_LIMIT_BYTES = 64 * 1024;
 
 export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
   const { extractions, uploads } = deps.services;
-  return async (plugin) => {
-    await plugin.register(multipart, {
+  return routePlugin(async (app) => {
+    await app.register(multipart, {
       limits: { fileSize: deps.config.maxFileBytes + 1, files: 1, fields: 10, fieldSize: FIELD_LIMIT_BYTES, parts: 15 },
       throwFileSizeLimit: false,
     });
-    const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
-
     app.post(
       '/extractions',
       {
@@ -239,5 +236,5 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       },
       async (request) => ({ data: await extractions.getDocument(request.principal.workspaceId, request.params.extraction_document_id) }),
     );
-  };
+  });
 }

@@ -2,10 +2,9 @@
 // a document's original file.
 import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
-import type { FastifyPluginAsync } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync, FastifyTypeProviderDefault } from 'fastify';
 import { errors } from '../../errors.js';
-import type { AppDeps } from '../deps.js';
+import { routePlugin, type AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { readUploadForm } from '../upload-form.js';
 import { ApiKeyHeader, Envelope, Id, IngestReceipt, Metadata, Nullable, UPLOAD_FORMATS, envelopeErrors } from '../schemas.js';
@@ -17,15 +16,13 @@ const FIELD_LIMIT_BYTES = 1024 * 1024;
 
 export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
   const { ingest, uploads } = deps.services;
-  return async (plugin) => {
+  return routePlugin(async (app) => {
     // One byte over the limit lets the blob store see the file is too large (busboy would
     // otherwise truncate it silently at the limit).
-    await plugin.register(multipart, {
+    await app.register(multipart, {
       limits: { fileSize: deps.config.maxFileBytes + 1, files: 1, fields: 20, fieldSize: FIELD_LIMIT_BYTES, parts: 25 },
       throwFileSizeLimit: false,
     });
-    const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
-
     app.post(
       '/documents/ingest',
       {
@@ -66,8 +63,8 @@ export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
       async (request, reply) => reply.status(201).send(envelope(await ingest.acceptUrl(request.principal.workspaceId, request.body))),
     );
 
-    // Untyped reply: the body is a stream, not one of the JSON schemas.
-    plugin.get<{ Params: { document_id: number } }>(
+    // Without the schema types: the reply is the file's stream, which no JSON schema describes.
+    app.withTypeProvider<FastifyTypeProviderDefault>().get<{ Params: { document_id: number } }>(
       '/documents/internal/:document_id/file',
       {
         config: { scope: 'read' },
@@ -86,5 +83,5 @@ export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
         return reply.send(file.stream);
       },
     );
-  };
+  });
 }

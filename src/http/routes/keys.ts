@@ -1,9 +1,8 @@
 // API key management routes (admin scope), limited to the caller's workspace.
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Scope } from '../../config.js';
-import type { AppDeps } from '../deps.js';
+import { routePlugin, type AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { ApiKeyHeader, Envelope, Id, Nullable, envelopeErrors } from '../schemas.js';
 
@@ -21,8 +20,7 @@ const tags = ['keys'];
 
 export function keyRoutes(deps: AppDeps): FastifyPluginAsync {
   const keys = deps.services.keys;
-  return async (plugin) => {
-    const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+  return routePlugin((app) => {
     app.post(
       '/keys',
       {
@@ -58,5 +56,5 @@ export function keyRoutes(deps: AppDeps): FastifyPluginAsync {
       },
       async (request) => envelope(await keys.revoke(request.principal, request.params.key_id)),
     );
-  };
+  });
 }

@@ -1,9 +1,8 @@
 // Page search route.
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { EMBEDDING_DIMENSIONS } from '../../search/vectors.js';
-import type { AppDeps } from '../deps.js';
+import { routePlugin, type AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { ApiKeyHeader, DocumentFilters, Envelope, FilterObject, Nullable, envelopeErrors } from '../schemas.js';
 
@@ -31,8 +30,7 @@ const SearchResult = Type.Object({
 });
 
 export function searchRoutes(deps: AppDeps): FastifyPluginAsync {
-  return async (plugin) => {
-    const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+  return routePlugin((app) => {
     app.post(
       '/documents/search/pages',
       {
@@ -52,5 +50,5 @@ export function searchRoutes(deps: AppDeps): FastifyPluginAsync {
       },
       async (request) => envelope(await deps.services.search(request.principal.workspaceId, request.body)),
     );
-  };
+  });
 }

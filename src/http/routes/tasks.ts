@@ -1,14 +1,12 @@
 // Task status route.
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { AppDeps } from '../deps.js';
+import { routePlugin, type AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { ApiKeyHeader, Envelope, TaskStatus, envelopeErrors } from '../schemas.js';
 
 export function taskRoutes(deps: AppDeps): FastifyPluginAsync {
-  return async (plugin) => {
-    const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
+  return routePlugin((app) => {
     app.get(
       '/tasks/status/:task_identifier',
       {
@@ -23,5 +21,5 @@ export function taskRoutes(deps: AppDeps): FastifyPluginAsync {
       },
       async (request) => envelope(await deps.services.tasks.status(request.principal.workspaceId, request.params.task_identifier)),
     );
-  };
+  });
 }
