@@ -4,7 +4,10 @@
 // again and finally refused with a clear failure, parts merged (votes for one record;
 // overlaps and cut records reconciled for many), record counts reconciled.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ExtractionFailure, canonical, extractWithLlm, mergeRecords, mergeSingle, normaliseRecord, splitIntoParts } from '../../src/extraction/llm.js';
+import { ExtractionFailure, extractWithLlm } from '../../src/extraction/llm.js';
+import { normaliseRecord } from '../../src/extraction/llm/answer.js';
+import { canonical, mergeRecords, mergeSingle } from '../../src/extraction/llm/merge.js';
+import { splitIntoParts } from '../../src/extraction/llm/parts.js';
 import { describeSchema } from '../../src/extraction/schema.js';
 import { createOpenAIChatProvider, estimateTokens, type LlmProvider } from '../../src/providers/llm/index.js';
 import { FakeOpenAI, type FakeChatBody } from '../helpers/fake-openai.js';

@@ -6,15 +6,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  checkUrlSyntax,
-  classifyAddress,
-  FetchError,
-  fetchUrl,
-  filenameFrom,
-  type AddressKind,
-  type FetchOptions,
-} from '../../src/sources/url-fetch.js';
+import { classifyAddress, type AddressKind } from '../../src/sources/fetch/addresses.js';
+import { filenameFrom } from '../../src/sources/fetch/response.js';
+import { checkUrlSyntax, FetchError, fetchUrl, type FetchOptions } from '../../src/sources/url-fetch.js';
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
 

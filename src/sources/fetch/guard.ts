@@ -1,0 +1,72 @@
+// The SSRF guard of each hop: the host is resolved once, every address it has is vetted
+// (non-public ones refused unless the host is allowlisted) and the connection is pinned to the
+// vetted addresses, so DNS rebinding cannot slip past the check.
+import dns from 'node:dns';
+import net from 'node:net';
+import { classifyAddress, KIND_TEXT, normaliseHost } from './addresses.js';
+import type { Fetch } from './context.js';
+import { FetchError } from './errors.js';
+
+const ALLOWLIST_SETTING = 'FOLIO_URL_ALLOWLIST';
+
+/** Hostnames of cloud metadata services, refused before any DNS lookup. */
+const METADATA_HOSTNAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata']);
+
+/** Resolves the hop's host once and checks every address it has; returns the vetted addresses. */
+export async function resolveAndVet(ctx: Fetch, url: URL, via: URL | null): Promise<dns.LookupAddress[]> {
+  const host = normaliseHost(url.hostname);
+  const allowed = ctx.allowlist.has(host);
+  const literal = net.isIP(host);
+  const lead = via
+    ? `${via.href} redirected to ${url.href}, which Folio will not fetch`
+    : `Folio will not fetch ${url.href}`;
+  const hint =
+    ` If it is an internal server that Folio should reach,` +
+    ` an administrator can add "${host}" to ${ALLOWLIST_SETTING}.`;
+  if (!allowed && METADATA_HOSTNAMES.has(host)) {
+    throw new FetchError(`${lead}: ${host} is a cloud metadata service.`, false);
+  }
+  const addresses = literal
+    ? [{ address: host, family: literal }]
+    : await untilAborted(dns.promises.lookup(host, { all: true, verbatim: true }), ctx.controller.signal);
+  if (addresses.length === 0) throw new FetchError(`The host ${host} was not found (DNS)`, false);
+  for (const { address } of addresses) {
+    const kind = classifyAddress(address);
+    // An allowlisted name passes, except to a metadata service, which only its literal address can allowlist.
+    if (kind === null || (allowed && (kind !== 'metadata' || literal))) continue;
+    const what = literal ? `${address} is ${KIND_TEXT[kind]}` : `${host} resolves to ${address}, ${KIND_TEXT[kind]}`;
+    throw new FetchError(`${lead}: ${what}.${kind === 'metadata' ? '' : hint}`, false);
+  }
+  return addresses;
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('aborted'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** A lookup that answers with the vetted addresses only: the socket cannot reach anything else. */
+export function pinnedLookup(addresses: dns.LookupAddress[]): net.LookupFunction {
+  return (_hostname, options, callback) => {
+    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
+    const matching = family === 4 || family === 6 ? addresses.filter((a) => a.family === family) : [];
+    const usable = matching.length > 0 ? matching : addresses;
+    process.nextTick(() => {
+      if (options.all) callback(null, usable);
+      else callback(null, usable[0].address, usable[0].family);
+    });
+  };
+}
