@@ -2,8 +2,10 @@
 // create, every problem answered as a 422 item), its description as fields for the
 // extractors, the validator every result passes before it is stored, and the strict form
 // sent to a language model as its structured-output format.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FieldIssue } from '../errors.js';
+import { jsonSchemaProblems } from './schema-validation.js';
+
+export { fitsField, validationErrors } from './schema-validation.js';
 
 export type ScalarType = 'string' | 'number' | 'integer' | 'boolean';
 export type FieldType = ScalarType | 'array' | 'object';
@@ -52,44 +54,6 @@ const KEYWORDS: Record<FieldType, Set<string>> = {
   object: new Set(['type', 'properties', 'required', 'additionalProperties']),
 };
 const TYPES = new Set<string>(['string', 'number', 'integer', 'boolean', 'array', 'object']);
-
-// ---------------------------------------------------------------------------------------------
-// Ajv with the formats extraction uses (date, date-time, time, email, uri), checked strictly.
-
-const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
-function isDate(value: string): boolean {
-  const m = DATE_RE.exec(value);
-  if (!m) return false;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  return mo >= 1 && mo <= 12 && d >= 1 && d <= new Date(Date.UTC(y, mo, 0)).getUTCDate();
-}
-const TIME_RE = /^([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(z|[+-]([01]\d|2[0-3]):?[0-5]\d)?$/i;
-function isDateTime(value: string): boolean {
-  const [date, time, ...rest] = value.split(/t|\s/i);
-  return rest.length === 0 && isDate(date) && time !== undefined && TIME_RE.test(time) && /(z|[+-]\d\d:?\d\d)$/i.test(time);
-}
-const EMAIL_RE = /^[\p{L}\p{N}.!#$%&'*+/=?^_`{|}~-]+@[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?(?:\.[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?)+$/u;
-function isUri(value: string): boolean {
-  if (!/^[a-z][a-z0-9+.-]*:/i.test(value)) return false;
-  try {
-    new URL(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function createAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true });
-  ajv.addFormat('date', isDate);
-  ajv.addFormat('date-time', isDateTime);
-  ajv.addFormat('time', (v: string) => TIME_RE.test(v));
-  ajv.addFormat('email', (v: string) => EMAIL_RE.test(v));
-  ajv.addFormat('uri', isUri);
-  return ajv;
-}
-
-const ajv = createAjv();
 
 // ---------------------------------------------------------------------------------------------
 // Checking a schema
@@ -232,15 +196,6 @@ function scalarMatches(type: FieldType, value: unknown): boolean {
   }
 }
 
-function stripSchemaKeyword(schema: Record<string, unknown>): Record<string, unknown> {
-  const { $schema: _s, $id: _i, ...rest } = schema;
-  return rest;
-}
-
-function ajvMessage(error: ErrorObject): string {
-  return `${error.instancePath || '(schema)'} ${error.message ?? 'is invalid'}`.trim();
-}
-
 /**
  * Every problem of an extraction schema as field issues under `base` (the path of the schema);
  * empty when the schema is usable: an object with typed properties in the supported subset,
@@ -253,20 +208,11 @@ export function checkExtractionSchema(schema: unknown, base: string[] = ['schema
   const checker = new SchemaChecker(base);
   checker.root(schema);
   if (checker.issues.length > 0) return checker.issues;
-  const bare = stripSchemaKeyword(schema as Record<string, unknown>);
-  if (!ajv.validateSchema(bare)) {
-    return (ajv.errors ?? []).slice(0, 20).map((e) => ({
-      path: [...base, ...e.instancePath.split('/').slice(1)],
-      msg: `Not a valid JSON Schema: ${ajvMessage(e)}`,
-      type: 'schema_invalid',
-    }));
-  }
-  try {
-    ajv.compile(bare);
-  } catch (error) {
-    return [{ path: base, msg: `Not a valid JSON Schema: ${(error as Error).message}`, type: 'schema_invalid' }];
-  }
-  return [];
+  return jsonSchemaProblems(schema as Record<string, unknown>).map((p) => ({
+    path: [...base, ...p.path],
+    msg: `Not a valid JSON Schema: ${p.message}`,
+    type: 'schema_invalid',
+  }));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -303,37 +249,6 @@ function describeProperties(node: Record<string, unknown>, path: string[]): Fiel
 /** The record's fields, in declaration order (the schema must have passed checkExtractionSchema). */
 export function describeSchema(schema: Record<string, unknown>): FieldSpec[] {
   return describeProperties(schema, []);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Validating results
-
-const validators = new WeakMap<object, ValidateFunction>();
-
-function validatorFor(schema: Record<string, unknown>): ValidateFunction {
-  let validate = validators.get(schema);
-  if (!validate) {
-    validate = ajv.compile(stripSchemaKeyword(schema));
-    validators.set(schema, validate);
-  }
-  return validate;
-}
-
-/** The problems of one value under a schema, as readable lines ("/date must match format "date""); empty when valid. */
-export function validationErrors(schema: Record<string, unknown>, value: unknown): string[] {
-  const validate = validatorFor(schema);
-  if (validate(value)) return [];
-  return (validate.errors ?? []).map((e) => {
-    const where = e.instancePath === '' ? 'the record' : e.instancePath;
-    if (e.keyword === 'required') return `${where} is missing the required property "${(e.params as { missingProperty: string }).missingProperty}"`;
-    if (e.keyword === 'additionalProperties') return `${where} has the unknown property "${(e.params as { additionalProperty: string }).additionalProperty}"`;
-    return `${where} ${e.message ?? 'is invalid'}`;
-  });
-}
-
-/** Whether one value fits a field's own schema (type, format, enum, bounds, pattern). */
-export function fitsField(field: FieldSpec, value: unknown): boolean {
-  return validatorFor(field.schema)(value);
 }
 
 // ---------------------------------------------------------------------------------------------
