@@ -21,10 +21,18 @@ export interface PageQuery {
    */
   terms: Promise<readonly QueryTerm[]>;
   alpha: number;
-  /** The eligible documents, or null when nothing is filtered. */
-  documents: ReadonlySet<number> | null;
+  /** The document filter, or null when nothing is filtered. */
+  filter: EligibleFilter | null;
   k: number;
   minRelevance: number;
+}
+
+/** A document filter as the index sees it: what identifies it and how to read what it admits. */
+export interface EligibleFilter {
+  /** Equal for filters that admit the same documents. */
+  key: string;
+  /** The documents the filter admits, read from the store. */
+  read(): Promise<ReadonlySet<number>>;
 }
 
 export interface RankedPage {
@@ -68,12 +76,12 @@ function positionIn(rows: Int32Array, row: number): number | undefined {
 
 /** Query texts whose lexemes are kept: the prior and the text configuration never change. */
 const QUERY_TERMS_CACHED = 1000;
-/** Filters whose eligible documents are kept on the embedded engine, until the next write. */
+/** Filters whose eligible documents are kept until the change feed shows a document or page change. */
 const FILTERS_CACHED = 32;
 
 interface EligibleDocuments {
-  /** The store's local write count before they were read. */
-  writes: number;
+  /** The workspace's change generation when they began to be read. */
+  generation: number;
   documents: Promise<ReadonlySet<number>>;
 }
 
@@ -107,27 +115,6 @@ export class PageIndex {
   }
 
   /**
-   * The documents a filter admits, from `read` or, on the embedded engine, from the last read
-   * of the same filter when nothing was written since: users repeat their filters (a tenant,
-   * a category), and each read costs the embedded engine a statement on this thread.
-   */
-  eligibleDocuments(workspaceId: number, filterKey: string, read: () => Promise<ReadonlySet<number>>): Promise<ReadonlySet<number>> {
-    if (!this.localWrites) return read();
-    const key = `${workspaceId}:${filterKey}`;
-    const cached = this.eligible.get(key);
-    this.eligible.delete(key);
-    if (cached && cached.writes === this.localWrites.count) {
-      this.eligible.set(key, cached);
-      return cached.documents;
-    }
-    const entry = { writes: this.localWrites.count, documents: read() };
-    entry.documents.catch(() => this.eligible.delete(key));
-    if (this.eligible.size >= FILTERS_CACHED) this.eligible.delete(this.eligible.keys().next().value!);
-    this.eligible.set(key, entry);
-    return entry.documents;
-  }
-
-  /**
    * The `k` best pages by relevance = alpha x semantic + (1 - alpha) x keyword among the
    * embedded pages and the pages matching a query lexeme (under the document filter), with
    * relevance above `minRelevance`; ties go to the lower page id.
@@ -135,8 +122,9 @@ export class PageIndex {
   async search(workspaceId: number, q: PageQuery): Promise<RankedPage[]> {
     const ws = await this.workspace(workspaceId);
     await this.catchUp(workspaceId, ws);
+    const documents = q.filter ? await this.eligibleDocuments(workspaceId, ws, q.filter) : null;
     return ws.gate.read(async () => {
-      const { documents, alpha } = q;
+      const { alpha } = q;
       const accepts = documents ? (slot: number) => documents.has(ws.slotDocument[slot]) : null;
       const hitsOf = (terms: readonly QueryTerm[]): KeywordHits =>
         alpha < 1 && terms.length > 0 ? ws.keyword.rank(terms, accepts) : { slots: [], ranks: [] };
@@ -219,6 +207,27 @@ export class PageIndex {
     }
   }
 
+  /**
+   * The documents a filter admits: from the last read of the same filter when the change feed
+   * has shown no document or page change since that read began (users repeat their filters: a
+   * tenant, a category), else read afresh. The search has caught up first, so any write
+   * acknowledged before it has moved the generation.
+   */
+  private eligibleDocuments(workspaceId: number, ws: WorkspacePages, filter: EligibleFilter): Promise<ReadonlySet<number>> {
+    const key = `${workspaceId}:${filter.key}`;
+    const cached = this.eligible.get(key);
+    this.eligible.delete(key);
+    if (cached && cached.generation === ws.generation) {
+      this.eligible.set(key, cached);
+      return cached.documents;
+    }
+    const entry = { generation: ws.generation, documents: filter.read() };
+    entry.documents.catch(() => this.eligible.delete(key));
+    if (this.eligible.size >= FILTERS_CACHED) this.eligible.delete(this.eligible.keys().next().value!);
+    this.eligible.set(key, entry);
+    return entry.documents;
+  }
+
   memory(): IndexMemory {
     const stats: IndexMemory = { workspaces: 0, pages: 0, vectorBytes: 0, reservedBytes: 0, postings: 0, keywordBytes: 0 };
     for (const ws of this.loaded) {
@@ -264,7 +273,9 @@ export class PageIndex {
       ws.nextCatchUp = null;
       ws.catchingUp = true;
       const writes = this.localWrites?.count ?? -1;
-      const { xmin, changes } = await pageChangesSince(this.db, workspaceId, ws.xmin);
+      const { xmin, changes, documentsChanged } = await pageChangesSince(this.db, workspaceId, ws.xmin);
+      // Before anything else: a filter read from now on sees these changes, one read before may not.
+      if (documentsChanged || changes.length > 0) ws.generation++;
       const inserted = new Set<number>();
       const deleted: number[] = [];
       for (const change of changes) {

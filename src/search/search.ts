@@ -139,11 +139,9 @@ export async function findPages(
   const terms = typeof req.query === 'string' ? deps.index.queryTerms(req.query) : Promise.resolve([]);
   terms.catch(() => undefined);
   // At alpha 0 the query vector still gives the results their semantic_score.
-  const [vector, documents] = await Promise.all([
-    queryVector(deps, req),
-    filter ? deps.index.eligibleDocuments(workspaceId, filter.key, () => eligibleDocumentIds(deps.db, workspaceId, filter)) : null,
-  ]);
-  const ranked = await deps.index.search(workspaceId, { vector, terms, alpha, documents, k, minRelevance });
+  const vector = await queryVector(deps, req);
+  const eligible = filter && { key: filter.key, read: () => eligibleDocumentIds(deps.db, workspaceId, filter) };
+  const ranked = await deps.index.search(workspaceId, { vector, terms, alpha, filter: eligible, k, minRelevance });
   const contents = new Map((await pageContents(deps.db, ranked.map((r) => r.pageId))).map((p) => [p.id, p]));
   const results: SearchResult[] = [];
   for (const r of ranked) {

@@ -30,6 +30,8 @@ export class WorkspacePages {
   xmin = '0';
   /** The store's local write count when the last catch-up began reading. */
   seenWrites = -1;
+  /** Moves whenever a catch-up sees a document or page change: filters' documents read before are stale. */
+  generation = 0;
   catchingUp = false;
   /** The catch-up that has not started reading yet: later arrivals can share it. */
   nextCatchUp: Promise<void> | null = null;

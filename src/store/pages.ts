@@ -13,6 +13,8 @@ export interface PageChanges {
   /** Every transaction older than this is complete: later reads start from here. */
   xmin: string;
   changes: PageChange[];
+  /** Whether a document of the workspace was inserted or its metadata updated in that window. */
+  documentsChanged: boolean;
 }
 
 export interface IndexedPage {
@@ -26,14 +28,18 @@ export interface IndexedPage {
 
 /**
  * Inserts and deletions of the workspace's pages by transactions at or after
- * `xmin`, in change order, and the new xmin, all from one snapshot. Re-reading from the
- * oldest transaction that was still running makes sure a write that commits late is seen.
+ * `xmin`, in change order, whether documents changed in that window, and the new xmin, all
+ * from one snapshot. Re-reading from the oldest transaction that was still running makes sure
+ * a write that commits late is seen.
  */
 export async function pageChangesSince(db: Kysely<Database>, workspaceId: number, xmin: string): Promise<PageChanges> {
   // A plain SELECT (no WITH): the embedded engine counts anything else as a possible write.
-  const result = await sql<{ xmin: string; kind: 'i' | 'd' | null; page_id: number | null }>`
-    SELECT snap.xmin, c.kind, c.page_id
-    FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin) AS snap
+  const result = await sql<{ xmin: string; documents_changed: boolean; kind: 'i' | 'd' | null; page_id: number | null }>`
+    SELECT snap.xmin, snap.documents_changed, c.kind, c.page_id
+    FROM (
+      SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+        EXISTS (SELECT 1 FROM documents d WHERE d.workspace_id = ${workspaceId} AND d.txid >= ${xmin}::xid8) AS documents_changed
+    ) AS snap
     LEFT JOIN (
       SELECT 'i' AS kind, p.id AS page_id, p.change_seq FROM pages p
         WHERE p.workspace_id = ${workspaceId} AND p.txid >= ${xmin}::xid8
@@ -47,7 +53,7 @@ export async function pageChangesSince(db: Kysely<Database>, workspaceId: number
   for (const row of result.rows) {
     if (row.kind !== null && row.page_id !== null) changes.push({ kind: row.kind === 'i' ? 'insert' : 'delete', pageId: Number(row.page_id) });
   }
-  return { xmin: result.rows[0].xmin, changes };
+  return { xmin: result.rows[0].xmin, changes, documentsChanged: result.rows[0].documents_changed };
 }
 
 const indexedColumns = ['id', 'document_id', 'embedding', sql<string>`tsv::text`.as('tsv')] as const;

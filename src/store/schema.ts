@@ -34,6 +34,8 @@ export interface DocumentsTable {
   content_type: string | null;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
+  // Set by the database on insert and on update (migration 0007); read by the change feed.
+  txid: ColumnType<string | null, never, never>;
 }
 
 export interface PagesTable {

@@ -121,6 +121,29 @@ describe.skipIf(!ENGINES.includes('postgres'))('two instances on one PostgreSQL 
     for (const app of [a, b]) expect((await allPageIds(app)).sort((x, y) => x - y)).toEqual(live);
   });
 
+  it('answers a repeated filter with what the other instance changed: metadata, new documents, deletions', async () => {
+    const filtered = async (app: TestApp) =>
+      (await search(app, { embedding: BASE, top_k: 1000, metadata_filter: { shift: 'night' } })).map((r) => r.document_id).sort((x, y) => x - y);
+    const first = await ingest(a, 950, 'Night shift page.', 'night-ext');
+    for (const app of [a, b]) expect(await filtered(app)).toEqual([]);
+    for (let i = 0; i < 3; i++) {
+      const [writer, reader] = i % 2 === 0 ? [b, a] : [a, b];
+      // The reader has just answered this filter; the writer changes what it admits.
+      expect(await filtered(reader)).toEqual([]);
+      const on = await call(writer.app, 'PATCH', '/api/v1/documents/external/night-ext/metadata', { body: { metadata: { shift: 'night' } } });
+      expect(on.statusCode, on.body).toBe(200);
+      expect(await filtered(reader), `patch ${i}`).toEqual([first.documentId]);
+      const res = await call(writer.app, 'POST', INGEST, { body: { embedding: near(960 + i), content: `Night log ${i}.`, metadata: { shift: 'night' } } });
+      expect(res.statusCode, res.body).toBe(201);
+      const added = res.json().data.document_id as number;
+      expect(await filtered(reader), `ingest ${i}`).toEqual([first.documentId, added].sort((x, y) => x - y));
+      expect((await call(writer.app, 'DELETE', `/api/v1/documents/internal/${added}`)).statusCode).toBe(200);
+      const off = await call(writer.app, 'PATCH', '/api/v1/documents/external/night-ext/metadata', { body: { metadata: { shift: 'day' } } });
+      expect(off.statusCode, off.body).toBe(200);
+      expect(await filtered(reader), `undo ${i}`).toEqual([]);
+    }
+  });
+
   it('stays consistent under concurrent ingests through both instances while searching', async () => {
     const before = new Set(await livePageIds());
     const ingested = new Set<number>();

@@ -59,8 +59,9 @@ describe.each(ENGINES)('page index on %s', (engine) => {
   async function reference(q: PageQuery): Promise<RankedPage[]> {
     const { K1, B, L, SCALE } = RANK;
     const all: RankedPage[] = [];
+    const documents = q.filter ? await q.filter.read() : null;
     for (const page of await livePages()) {
-      if (q.documents && !q.documents.has(page.document_id)) continue;
+      if (documents && !documents.has(page.document_id)) continue;
       const terms = parseTsvector(page.tsv);
       let r = 0;
       for (const t of await q.terms) {
@@ -82,7 +83,7 @@ describe.each(ENGINES)('page index on %s', (engine) => {
   }
 
   async function queryOf(text: string, alpha: number, documents: ReadonlySet<number> | null = null): Promise<PageQuery> {
-    return { vector: normalizeVector(hashEmbed(text)), terms: index.queryTerms(text), alpha, documents, k: 25, minRelevance: 0 };
+    return { vector: normalizeVector(hashEmbed(text)), terms: index.queryTerms(text), alpha, filter: documents && { key: [...documents].join(','), read: async () => documents }, k: 25, minRelevance: 0 };
   }
 
   /**

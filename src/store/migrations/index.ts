@@ -6,6 +6,7 @@ import * as m0003 from './0003_extractions.js';
 import * as m0004 from './0004_search_storage.js';
 import * as m0005 from './0005_word_prior.js';
 import * as m0006 from './0006_embedding_storage.js';
+import * as m0007 from './0007_document_changes.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0004_search_storage': m0004,
   '0005_word_prior': m0005,
   '0006_embedding_storage': m0006,
+  '0007_document_changes': m0007,
 };
 
 export const migrationProvider: MigrationProvider = {
