@@ -84,12 +84,12 @@ export function ScoreBar({ relevance, semantic, keyword }: { relevance: number; 
   );
 }
 
-/** The text with each word of the query marked (case-insensitive, whole words of 2+ letters). */
+/** The text with each word of the query marked: whole words, case-insensitive, 3+ letters
+ * (shorter ones are mostly stop words, which the keyword score ignores too). */
 export function Highlighted({ text, query }: { text: string; query: string }) {
-  const terms = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) ?? [])];
+  const terms = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [])];
   if (terms.length === 0) return <>{text}</>;
-  const escaped = terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  const parts = text.split(new RegExp(`(${escaped.join('|')})`, 'giu'));
+  const parts = text.split(new RegExp(`(?<![\\p{L}\\p{N}])(${terms.join('|')})(?![\\p{L}\\p{N}])`, 'giu'));
   return <>{parts.map((p, i) => (i % 2 === 1 ? <mark key={i}>{p}</mark> : p))}</>;
 }
 

@@ -116,7 +116,7 @@ export function SearchView() {
                 </div>
                 <ScoreBar relevance={r.relevance} semantic={r.semantic_score} keyword={r.keyword_score} />
                 <p class="content snippet">
-                  <Highlighted text={r.content.length > 600 ? `${r.content.slice(0, 600)}…` : r.content} query={searched} />
+                  <Highlighted text={r.content.length > 400 ? `${r.content.slice(0, 400)}…` : r.content} query={searched} />
                 </p>
               </li>
             ))}

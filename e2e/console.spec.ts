@@ -1,0 +1,173 @@
+// The console end to end in Chromium, against a real folio: paste a key, upload a PDF and a
+// DOCX, watch both tasks complete, search, open the page, ask and follow a source, run an
+// extraction and download its CSV, revoke the key in use and see the 401 state; then the
+// narrow layout and the keyboard. Each step leaves a screenshot in test-results/console/.
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { CHROMIUM } from '../playwright.config.js';
+import { BOOTSTRAP_KEY } from './global-setup.js';
+
+test.skip(!fs.existsSync(CHROMIUM), `${CHROMIUM} is missing`);
+test.describe.configure({ mode: 'serial' });
+
+const CORPUS = 'test/fixtures/corpus/docs';
+const PDF = path.join(CORPUS, 'pdf/text/bitcoin.pdf');
+const DOCX = path.join(CORPUS, 'docx/terrier-document.docx');
+const SHOTS = 'test-results/console';
+
+const base = () => process.env.FOLIO_E2E_URL!;
+
+async function shot(page: Page, name: string) {
+  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+}
+
+/** Console errors and uncaught exceptions on the page; `allowed` matches expected ones. */
+function watchErrors(page: Page): { errors: string[] } {
+  const seen = { errors: [] as string[] };
+  page.on('console', (m) => m.type() === 'error' && seen.errors.push(m.text()));
+  page.on('pageerror', (e) => seen.errors.push(String(e)));
+  return seen;
+}
+
+async function newAdminKey(label: string): Promise<{ key: string; prefix: string }> {
+  const res = await fetch(`${base()}/api/v1/keys`, {
+    method: 'POST',
+    headers: { 'x-api-key': BOOTSTRAP_KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({ scope: 'admin', label }),
+  });
+  expect(res.status).toBe(201);
+  const { data } = (await res.json()) as { data: { key: string; prefix: string } };
+  return data;
+}
+
+async function pasteKey(page: Page, key: string) {
+  await page.goto(`${base()}/`);
+  await expect(page).toHaveURL(/\/console\/$/);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Use this key' }).click();
+  await expect(page.getByRole('heading', { name: 'Documents' })).toBeVisible();
+}
+
+test('the whole flow, from pasting a key to revoking it', async ({ page }) => {
+  const watch = watchErrors(page);
+  const { key, prefix } = await newAdminKey('e2e flow');
+
+  await test.step('paste the key', async () => {
+    await pasteKey(page, key);
+    expect(await page.evaluate(() => sessionStorage.getItem('folio.apiKey'))).toBe(key);
+    expect(page.url()).not.toContain(key);
+    await shot(page, '01-key-pasted');
+  });
+
+  await test.step('upload a PDF and a DOCX and watch both tasks complete', async () => {
+    await page.getByRole('link', { name: 'Upload' }).click();
+    await page.getByLabel('Files to upload').setInputFiles([PDF, DOCX]);
+    const rows = page.getByTestId('task-row');
+    await expect(rows).toHaveCount(2);
+    for (const name of ['bitcoin.pdf', 'terrier-document.docx']) {
+      const row = page.locator(`[data-testid="task-row"][data-name="${name}"]`);
+      await expect(row.locator('[data-status]')).toHaveAttribute('data-status', 'COMPLETED', { timeout: 120_000 });
+      await expect(row.getByRole('link', { name: /^document \d+$/ })).toBeVisible();
+    }
+    await shot(page, '02-uploads-completed');
+  });
+
+  await test.step('search a phrase from the PDF and see the score parts', async () => {
+    await page.getByRole('link', { name: 'Search' }).click();
+    await page.getByLabel('Query', { exact: true }).fill('purely peer-to-peer version of electronic cash');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const first = page.getByTestId('search-result').first();
+    await expect(first).toBeVisible();
+    await expect(first).toContainText('semantic');
+    await expect(first).toContainText('keyword');
+    await expect(first.locator('mark').first()).toBeVisible();
+    await expect(first.locator('.snippet')).toContainText(/electronic cash/i);
+    await shot(page, '03-search');
+  });
+
+  await test.step('open the page of the first result', async () => {
+    await page.getByTestId('search-result').first().getByRole('link', { name: /^Document \d+, page \d+$/ }).click();
+    await expect(page.getByRole('heading', { name: /^Page \d+ of document \d+$/ })).toBeVisible();
+    await expect(page.locator('[data-sentence-id]').first()).toBeVisible();
+    await shot(page, '04-page');
+  });
+
+  await test.step('ask a question and follow a source', async () => {
+    await page.getByRole('link', { name: 'Answers' }).click();
+    await page.getByLabel('Question', { exact: true }).fill('What would a purely peer-to-peer version of electronic cash allow?');
+    await page.getByRole('button', { name: 'Ask' }).click();
+    await expect(page.getByTestId('answer')).not.toBeEmpty();
+    await shot(page, '05-answer');
+    const source = page.getByTestId('answer-source').first();
+    const [, page_number] = (await source.textContent())!.match(/page (\d+)/)!;
+    await source.click();
+    await expect(page.locator(`#page-${page_number}.current`)).toBeVisible();
+    await shot(page, '06-source');
+  });
+
+  await test.step('create an extraction, run it on the PDF and download the CSV', async () => {
+    await page.getByRole('link', { name: 'Extractions' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('paper title');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await expect(page.getByRole('heading', { name: 'Run “paper title”' })).toBeVisible();
+    await page.getByLabel('On a file').setInputFiles(PDF);
+    const run = page.getByTestId('extraction-run').first();
+    await expect(run.locator('[data-status]')).toHaveAttribute('data-status', 'COMPLETED', { timeout: 120_000 });
+    await expect(run.getByTestId('extraction-results')).toBeVisible();
+    const [download] = await Promise.all([page.waitForEvent('download'), run.getByRole('button', { name: 'Download CSV' }).click()]);
+    const csv = fs.readFileSync((await download.path())!, 'utf8');
+    expect(csv.split('\r\n')[0]).toBe('title');
+    expect(csv.split('\r\n').length).toBeGreaterThan(2);
+    await shot(page, '07-extraction');
+  });
+
+  expect(watch.errors).toEqual([]);
+
+  await test.step('revoke the key in use and see the 401 state', async () => {
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.locator(`[data-testid="key-row"][data-prefix="${prefix}"]`).getByRole('button', { name: 'Revoke' }).click();
+    await expect(page.getByRole('alert')).toContainText('Unauthorized (401)');
+    await expect(page.getByLabel('API key')).toBeVisible();
+    expect(await page.evaluate(() => sessionStorage.getItem('folio.apiKey'))).toBeNull();
+    await shot(page, '08-revoked-401');
+  });
+  // The browser itself logs the refused request; nothing else may appear.
+  expect(watch.errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
+});
+
+test('errors show inline, the layout fits 390 px and the keyboard reaches every section', async ({ page }) => {
+  const watch = watchErrors(page);
+  const { key } = await newAdminKey('e2e layout');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await pasteKey(page, key);
+
+  await page.getByLabel('Metadata filter').fill('{"kind": {"$nope": 1}}');
+  await page.getByRole('button', { name: 'Apply filter' }).click();
+  await expect(page.getByRole('alert')).toContainText(/\(4\d\d\)/);
+  await page.getByLabel('Metadata filter').fill('{not json');
+  await expect(page.getByText('Invalid JSON')).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Apply filter' })).toBeDisabled();
+  await shot(page, '09-narrow-filter-error');
+
+  for (const section of ['Documents', 'Upload', 'Search', 'Answers', 'Extractions', 'Keys']) {
+    await page.getByRole('link', { name: section, exact: true }).click();
+    await expect(page.getByRole('heading', { level: 1, name: section })).toBeVisible();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow, `${section} overflows 390 px`).toBeLessThanOrEqual(0);
+  }
+  await shot(page, '10-narrow-keys');
+
+  // Keyboard only: Tab from the top of the page reaches the Search link, Enter opens it.
+  await page.goto(`${base()}/console/#/documents`);
+  let reached = false;
+  for (let i = 0; i < 10 && !reached; i++) {
+    await page.keyboard.press('Tab');
+    reached = (await page.evaluate(() => document.activeElement?.textContent)) === 'Search';
+  }
+  expect(reached).toBe(true);
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('heading', { level: 1, name: 'Search' })).toBeVisible();
+  await page.keyboard.press('Tab');
+  expect(watch.errors.filter((e) => !/status of 4\d\d/.test(e))).toEqual([]);
+});
