@@ -171,3 +171,43 @@ test('errors show inline, the layout fits 390 px and the keyboard reaches every 
   await page.keyboard.press('Tab');
   expect(watch.errors.filter((e) => !/status of 4\d\d/.test(e))).toEqual([]);
 });
+
+test('403, 429 and a network failure each have a clear state', async ({ page }) => {
+  const watch = watchErrors(page);
+  const res = await fetch(`${base()}/api/v1/keys`, {
+    method: 'POST',
+    headers: { 'x-api-key': BOOTSTRAP_KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({ scope: 'read', label: 'e2e read' }),
+  });
+  const { data } = (await res.json()) as { data: { key: string } };
+  await pasteKey(page, data.key);
+
+  // A read key on the admin view: the server's real 403.
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await expect(page.getByRole('alert')).toContainText('Forbidden (403)');
+  await shot(page, '11-forbidden');
+
+  // 429 is answered for the search only (a real limit would also stop the other tests).
+  await page.route('**/api/v1/documents/search/pages', (route) =>
+    route.fulfill({
+      status: 429,
+      headers: { 'retry-after': '17', 'content-type': 'application/json' },
+      body: JSON.stringify({ data: null, success: false, error: { error_code: 'RATE_LIMIT_EXCEEDED', message: 'Too many requests' }, meta: {} }),
+    }),
+  );
+  await page.getByRole('link', { name: 'Search' }).click();
+  await page.getByLabel('Query', { exact: true }).fill('cash');
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await expect(page.getByRole('alert')).toContainText('Rate limited (429): retry in 17 s');
+  await shot(page, '12-rate-limited');
+
+  await page.route('**/api/v1/**', (route) => route.abort('connectionrefused'));
+  await page.getByRole('link', { name: 'Documents' }).click();
+  await expect(page.getByRole('alert')).toHaveText(/Folio cannot be reached/);
+  await shot(page, '13-network-down');
+  await page.unroute('**/api/v1/**');
+  await page.getByRole('link', { name: 'Keys' }).click();
+  await expect(page.getByRole('alert')).toContainText('Forbidden (403)');
+  await expect(page.getByText('Folio cannot be reached')).toHaveCount(0);
+  expect(watch.errors.filter((e) => !/status of (403|429)|ERR_CONNECTION_REFUSED/.test(e))).toEqual([]);
+});

@@ -51,9 +51,10 @@ export class ApiError extends Error {
   }
 }
 
-type Listener = (error: ApiError) => void;
+type Listener = (error: ApiError | null) => void;
 const listeners = new Set<Listener>();
-/** 401 and network failures concern the whole console, not one view: the shell listens. */
+/** 401 and network failures concern the whole console, not one view: the shell listens, and
+ * hears null when a call gets through again. */
 export function onGlobalError(listener: Listener): () => void {
   listeners.add(listener);
   return () => listeners.delete(listener);
@@ -107,6 +108,7 @@ export async function send(method: string, target: string, init: { json?: unknow
     listeners.forEach((l) => l(error));
     throw error;
   }
+  listeners.forEach((l) => l(null));
   if (res.ok) return res;
   const error = await failure(res);
   if (error.status === 401) listeners.forEach((l) => l(error));

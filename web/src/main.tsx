@@ -87,19 +87,15 @@ function App() {
   useEffect(
     () =>
       onGlobalError((error) => {
-        setGlobalError(error);
-        if (error.status === 401) {
+        // A later 401 stays until a key is pasted; a network failure until a call gets through.
+        setGlobalError((current) => (error === null && current?.status !== 0 ? current : error));
+        if (error?.status === 401) {
           session.clear();
           setHasKey(false);
         }
       }),
     [],
   );
-  useEffect(() => {
-    // Back online: the banner goes when the next call succeeds or on navigation.
-    setGlobalError((e) => (e?.status === 0 ? null : e));
-  }, [hash]);
-
   if (!hasKey)
     return (
       <main class="gate">
@@ -139,7 +135,9 @@ function App() {
       </header>
       {globalError?.status === 0 && (
         <div class="banner">
-          <ErrorNote error={globalError} />
+          <p class="error" role="alert">
+            {globalError.message}
+          </p>
         </div>
       )}
       <main>

@@ -7,9 +7,10 @@ import { ApiError, call, type Answer } from './api';
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
   if (!(error instanceof ApiError)) return <p class="error" role="alert">{String(error)}</p>;
+  // The shell's banner says the network is down, once for every view.
+  if (error.status === 0) return null;
   let text: ComponentChildren;
-  if (error.status === 0) text = error.message;
-  else if (error.status === 401) text = `Unauthorized (401): ${error.message}. Paste a valid key.`;
+  if (error.status === 401) text = `Unauthorized (401): ${error.message}. Paste a valid key.`;
   else if (error.status === 403) text = `Forbidden (403): ${error.message}`;
   else if (error.status === 429)
     text = `Rate limited (429): retry in ${error.retryAfter ?? '?'} s.`;
