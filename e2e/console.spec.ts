@@ -79,8 +79,9 @@ test('the whole flow, from pasting a key to revoking it', async ({ page }) => {
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     const first = page.getByTestId('search-result').first();
     await expect(first).toBeVisible();
-    await expect(first).toContainText('semantic');
-    await expect(first).toContainText('keyword');
+    await expect(first).toContainText(/relevance\s*\d\.\d{3}/);
+    await expect(first).toContainText(/semantic\s*\d\.\d{3}/);
+    await expect(first).toContainText(/keyword\s*\d\.\d{3}/);
     await expect(first.locator('mark').first()).toBeVisible();
     await expect(first.locator('.snippet')).toContainText(/electronic cash/i);
     await shot(page, '03-search');

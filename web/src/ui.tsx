@@ -1,6 +1,6 @@
 // Pieces every view uses: the error states, JSON fields that validate as you type, the
 // score bar, highlighting, and polling a task until it ends.
-import type { ComponentChildren } from 'preact';
+import { Fragment, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, call, type Answer } from './api';
 
@@ -67,20 +67,24 @@ export function JsonField(props: { label: string; value: string; onInput: (v: st
   );
 }
 
-/** The relevance and the two parts it mixes, each as a bar of its share. */
+/** The relevance and the two parts it mixes, each with a bar of its value (0 to 1). */
 export function ScoreBar({ relevance, semantic, keyword }: { relevance: number; semantic: number; keyword: number }) {
-  const pct = (v: number) => `${Math.max(0, Math.min(1, v)) * 100}%`;
+  const rows: [string, number][] = [
+    ['relevance', relevance],
+    ['semantic', semantic],
+    ['keyword', keyword],
+  ];
   return (
-    <div class="scores" aria-label={`relevance ${relevance.toFixed(3)}, semantic ${semantic.toFixed(3)}, keyword ${keyword.toFixed(3)}`}>
-      <span class="score-label">relevance {relevance.toFixed(3)}</span>
-      <span class="bar" title={`semantic ${semantic.toFixed(3)}`}>
-        <span class="fill semantic" style={{ width: pct(semantic) }} />
-      </span>
-      <span class="score-label">semantic {semantic.toFixed(3)}</span>
-      <span class="bar" title={`keyword ${keyword.toFixed(3)}`}>
-        <span class="fill keyword" style={{ width: pct(keyword) }} />
-      </span>
-      <span class="score-label">keyword {keyword.toFixed(3)}</span>
+    <div class="scores">
+      {rows.map(([name, value]) => (
+        <Fragment key={name}>
+          <span>{name}</span>
+          <span class="bar" aria-hidden="true">
+            <span class={`fill ${name}`} style={{ width: `${Math.max(0, Math.min(1, value)) * 100}%` }} />
+          </span>
+          <span class="score-value">{value.toFixed(3)}</span>
+        </Fragment>
+      ))}
     </div>
   );
 }
