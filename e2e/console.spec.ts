@@ -212,3 +212,55 @@ test('403, 429 and a network failure each have a clear state', async ({ page }) 
   await expect(page.getByText('Folio cannot be reached')).toHaveCount(0);
   expect(watch.errors.filter((e) => !/status of (403|429)|ERR_CONNECTION_REFUSED/.test(e))).toEqual([]);
 });
+
+test('a document: filter the list, open it, patch its metadata, download it, delete it after the preview', async ({ page }) => {
+  const watch = watchErrors(page);
+  const { key } = await newAdminKey('e2e document');
+  const file = path.join(CORPUS, 'docx/mammoth-simple-list.docx');
+  const form = new FormData();
+  form.set('external_id', 'e2e-doc');
+  form.set('metadata', JSON.stringify({ kind: 'e2e-docx' }));
+  form.set('file', new Blob([fs.readFileSync(file)]), 'mammoth-simple-list.docx');
+  const res = await fetch(`${base()}/api/v1/documents/ingest`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+  expect(res.status).toBe(201);
+  const task = ((await res.json()) as { data: { task_identifier: string } }).data.task_identifier;
+  await expect
+    .poll(async () => {
+      const status = await fetch(`${base()}/api/v1/tasks/status/${task}`, { headers: { 'x-api-key': key } });
+      return ((await status.json()) as { data: { status: string } }).data.status;
+    })
+    .toBe('COMPLETED');
+
+  await pasteKey(page, key);
+  await page.getByLabel('Metadata filter').fill('{"kind": "e2e-docx"}');
+  await page.getByRole('button', { name: 'Apply filter' }).click();
+  await expect(page.getByText('1 document, 1–1 shown')).toBeVisible();
+  const row = page.getByRole('row').filter({ hasText: 'e2e-doc' });
+  await row.getByRole('link').click();
+  await expect(page.getByTestId('metadata')).toHaveText('{"kind":"e2e-docx"}');
+
+  await page.getByText('Edit metadata').click();
+  const patch = page.getByLabel(/Metadata patch/);
+  await patch.fill('{"reviewed": tru');
+  await expect(page.getByText('Invalid JSON')).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Apply patch' })).toBeDisabled();
+  await patch.fill('{"reviewed": true}');
+  await page.getByRole('button', { name: 'Apply patch' }).click();
+  await expect(page.getByRole('status')).toHaveText('Saved.');
+  await expect(page.getByTestId('metadata')).toHaveText('{"kind":"e2e-docx","reviewed":true}');
+
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download original' }).click()]);
+  expect(download.suggestedFilename()).toBe('mammoth-simple-list.docx');
+  expect(fs.readFileSync((await download.path())!).equals(fs.readFileSync(file))).toBe(true);
+  await shot(page, '14-document');
+
+  await page.getByRole('button', { name: 'Delete…' }).click();
+  await expect(page.getByRole('alert')).toContainText('This deletes 1 document');
+  await shot(page, '15-delete-preview');
+  await page.getByRole('button', { name: 'Delete', exact: true }).click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Documents' })).toBeVisible();
+  await page.getByLabel('External id').fill('e2e-doc');
+  await page.getByRole('button', { name: 'Open latest version' }).click();
+  await expect(page.getByRole('alert')).toContainText('(404)');
+  expect(watch.errors.filter((e) => !/status of 404/.test(e))).toEqual([]);
+});

@@ -13,7 +13,8 @@ async function download(doc: Doc) {
   const href = URL.createObjectURL(await res.blob());
   const a = document.createElement('a');
   a.href = href;
-  a.download = doc.file_path.split('/').pop() || `document-${doc.id}`;
+  const named = /filename\*=UTF-8''([^;]+)/.exec(res.headers.get('content-disposition') ?? '');
+  a.download = named ? decodeURIComponent(named[1]) : `document-${doc.id}`;
   a.click();
   setTimeout(() => URL.revokeObjectURL(href), 10_000);
 }
@@ -31,7 +32,9 @@ function MetadataEditor({ doc, onSaved }: { doc: Doc; onSaved: (d: Doc) => void 
         if (!patch || patch instanceof Error) return;
         try {
           const res = await call('patch', '/api/v1/documents/external/{external_id}/metadata', { path: { external_id: doc.external_id! }, body: { metadata: patch } });
-          onSaved({ ...doc, ...res.data });
+          // The patch applies to the latest version, which may not be the one shown.
+          if (res.data.data.id === doc.id) onSaved({ ...doc, ...res.data.data });
+          else location.hash = `#/documents/${res.data.data.id}`;
           setError(null);
           setSaved(true);
         } catch (err) {
