@@ -18,8 +18,8 @@ const SHOTS = 'test-results/console';
 
 const base = () => process.env.FOLIO_E2E_URL!;
 
-async function shot(page: Page, name: string) {
-  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+async function shot(page: Page, name: string, fullPage = true) {
+  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage });
 }
 
 /** Console errors and uncaught exceptions on the page; `allowed` matches expected ones. */
@@ -125,19 +125,32 @@ test('the whole flow, from pasting a key to revoking it', async ({ page }) => {
 
   expect(watch.errors).toEqual([]);
 
-  await test.step('revoke the key in use and see the 401 state', async () => {
+  await test.step('create a key: its secret is shown once', async () => {
     await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByLabel('Scope').selectOption('read');
+    await page.getByLabel('Label').fill('made in the console');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = (await page.getByTestId('new-key').textContent())!;
+    await expect(page.locator(`[data-testid="key-row"][data-prefix="${secret.slice(0, 12)}"]`)).toContainText('made in the console');
+    await shot(page, '08-key-created');
+    await page.getByRole('link', { name: 'Search' }).click();
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await expect(page.getByTestId('key-row').first()).toBeVisible();
+    await expect(page.getByTestId('new-key')).toHaveCount(0);
+  });
+
+  await test.step('revoke the key in use and see the 401 state', async () => {
     await page.locator(`[data-testid="key-row"][data-prefix="${prefix}"]`).getByRole('button', { name: 'Revoke' }).click();
     await expect(page.getByRole('alert')).toContainText('Unauthorized (401)');
     await expect(page.getByLabel('API key')).toBeVisible();
     expect(await page.evaluate(() => sessionStorage.getItem('folio.apiKey'))).toBeNull();
-    await shot(page, '08-revoked-401');
+    await shot(page, '09-revoked-401');
   });
   // The browser itself logs the refused request; nothing else may appear.
   expect(watch.errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
 });
 
-test('errors show inline, the layout fits 390 px and the keyboard reaches every section', async ({ page }) => {
+test('the documents list pages and shows filter errors inline, every view fits 390 px, the keyboard reaches every section', async ({ page }) => {
   const watch = watchErrors(page);
   const { key } = await newAdminKey('e2e layout');
   await page.setViewportSize({ width: 390, height: 844 });
@@ -149,15 +162,47 @@ test('errors show inline, the layout fits 390 px and the keyboard reaches every 
   await page.getByLabel('Metadata filter').fill('{not json');
   await expect(page.getByText('Invalid JSON')).toBeVisible();
   await expect(page.getByRole('button', { name: 'Apply filter' })).toBeDisabled();
-  await shot(page, '09-narrow-filter-error');
+  await shot(page, '10-narrow-filter-error');
 
+  // Paging: 21 documents under one filter are two pages of 20.
+  await Promise.all(
+    Array.from({ length: 21 }, (_, i) =>
+      fetch(`${base()}/api/v1/documents/ingest/embedding`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ content: `Paging note ${i}.`, embedding: Array.from({ length: 1536 }, (_, j) => (j === i ? 1 : 0.01)), metadata: { kind: 'e2e-paging' } }),
+      }).then((r) => expect(r.status).toBe(201)),
+    ),
+  );
+  await page.getByLabel('Metadata filter').fill('{"kind": "e2e-paging"}');
+  await page.getByRole('button', { name: 'Apply filter' }).click();
+  await expect(page.getByText('21 documents, 1–20 shown')).toBeVisible();
+  await expect(page.getByRole('row')).toHaveCount(21);
+  await page.getByRole('button', { name: 'Next' }).click();
+  await expect(page.getByText('21 documents, 21–21 shown')).toBeVisible();
+  await expect(page.getByRole('row')).toHaveCount(2);
+  await expect(page.getByRole('button', { name: 'Next' })).toBeDisabled();
+
+  const fits = async (what: string) => {
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow, `${what} overflows 390 px`).toBeLessThanOrEqual(0);
+  };
+  await fits('the documents list');
   for (const section of ['Documents', 'Upload', 'Search', 'Answers', 'Extractions', 'Keys']) {
     await page.getByRole('link', { name: section, exact: true }).click();
     await expect(page.getByRole('heading', { level: 1, name: section })).toBeVisible();
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    expect(overflow, `${section} overflows 390 px`).toBeLessThanOrEqual(0);
+    await fits(section);
   }
-  await shot(page, '10-narrow-keys');
+  await page.getByRole('link', { name: 'Search', exact: true }).click();
+  await page.getByLabel('Query', { exact: true }).fill('peer-to-peer electronic cash');
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await expect(page.getByTestId('search-result').first()).toBeVisible();
+  await fits('search results');
+  await page.getByTestId('search-result').first().getByRole('link', { name: 'in its document' }).click();
+  await expect(page.locator('.page.current')).toBeVisible();
+  await fits('a document');
+  // What the reader sees: the page scrolled to (the whole document is thousands of pixels tall).
+  await shot(page, '11-narrow-document', false);
 
   // Keyboard only: Tab from the top of the page reaches the Search link, Enter opens it.
   await page.goto(`${base()}/console/#/documents`);
@@ -186,7 +231,7 @@ test('403, 429 and a network failure each have a clear state', async ({ page }) 
   // A read key on the admin view: the server's real 403.
   await page.getByRole('link', { name: 'Keys' }).click();
   await expect(page.getByRole('alert')).toContainText('Forbidden (403)');
-  await shot(page, '11-forbidden');
+  await shot(page, '12-forbidden');
 
   // 429 is answered for the search only (a real limit would also stop the other tests).
   await page.route('**/api/v1/documents/search/pages', (route) =>
@@ -200,12 +245,12 @@ test('403, 429 and a network failure each have a clear state', async ({ page }) 
   await page.getByLabel('Query', { exact: true }).fill('cash');
   await page.getByRole('button', { name: 'Search', exact: true }).click();
   await expect(page.getByRole('alert')).toContainText('Rate limited (429): retry in 17 s');
-  await shot(page, '12-rate-limited');
+  await shot(page, '13-rate-limited');
 
   await page.route('**/api/v1/**', (route) => route.abort('connectionrefused'));
   await page.getByRole('link', { name: 'Documents' }).click();
   await expect(page.getByRole('alert')).toHaveText(/Folio cannot be reached/);
-  await shot(page, '13-network-down');
+  await shot(page, '14-network-down');
   await page.unroute('**/api/v1/**');
   await page.getByRole('link', { name: 'Keys' }).click();
   await expect(page.getByRole('alert')).toContainText('Forbidden (403)');
@@ -252,11 +297,11 @@ test('a document: filter the list, open it, patch its metadata, download it, del
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download original' }).click()]);
   expect(download.suggestedFilename()).toBe('mammoth-simple-list.docx');
   expect(fs.readFileSync((await download.path())!).equals(fs.readFileSync(file))).toBe(true);
-  await shot(page, '14-document');
+  await shot(page, '15-document');
 
   await page.getByRole('button', { name: 'Delete…' }).click();
   await expect(page.getByRole('alert')).toContainText('This deletes 1 document');
-  await shot(page, '15-delete-preview');
+  await shot(page, '16-delete-preview');
   await page.getByRole('button', { name: 'Delete', exact: true }).click();
   await expect(page.getByRole('heading', { level: 1, name: 'Documents' })).toBeVisible();
   await page.getByLabel('External id').fill('e2e-doc');
