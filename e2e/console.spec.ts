@@ -309,3 +309,36 @@ test('a document: filter the list, open it, patch its metadata, download it, del
   await expect(page.getByRole('alert')).toContainText('(404)');
   expect(watch.errors.filter((e) => !/status of 404/.test(e))).toEqual([]);
 });
+
+test('URLs: ingested as tasks that end in a document or the reason they failed; an extraction runs on a URL and on a document', async ({ page }) => {
+  const watch = watchErrors(page);
+  const { key } = await newAdminKey('e2e urls');
+  const corpus = process.env.FOLIO_E2E_CORPUS_URL!;
+  await pasteKey(page, key);
+  await page.getByRole('link', { name: 'Upload' }).click();
+  await page.getByLabel('URLs, one per line').fill(`${corpus}/html/ietf-1.html\n${corpus}/html/missing.html`);
+  await page.getByRole('button', { name: 'Ingest URLs' }).click();
+  const good = page.locator(`[data-testid="task-row"][data-name="${corpus}/html/ietf-1.html"]`);
+  const bad = page.locator(`[data-testid="task-row"][data-name="${corpus}/html/missing.html"]`);
+  await expect(good.locator('[data-status]')).toHaveAttribute('data-status', 'COMPLETED', { timeout: 60_000 });
+  await expect(bad.locator('[data-status]')).toHaveAttribute('data-status', 'FAILED', { timeout: 60_000 });
+  await expect(bad.locator('.error-text')).toContainText('404');
+  await shot(page, '17-urls');
+  const documentId = (await good.getByRole('link').textContent())!.replace('document ', '');
+
+  await page.getByRole('link', { name: 'Extractions' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('page title');
+  await page.getByRole('button', { name: 'Create' }).click();
+  await page.getByLabel('On a URL').fill(`${corpus}/html/ietf-1.html`);
+  await page.getByRole('button', { name: 'Run' }).first().click();
+  await page.getByLabel('On document id').fill(documentId);
+  await page.getByRole('button', { name: 'Run' }).last().click();
+  const runs = page.getByTestId('extraction-run');
+  await expect(runs).toHaveCount(2);
+  for (const run of await runs.all()) {
+    await expect(run.locator('[data-status]')).toHaveAttribute('data-status', 'COMPLETED', { timeout: 60_000 });
+    await expect(run.getByTestId('extraction-results').locator('tbody tr')).not.toHaveCount(0);
+  }
+  await shot(page, '18-extraction-runs');
+  expect(watch.errors).toEqual([]);
+});
