@@ -258,23 +258,26 @@ test('403, 429 and a network failure each have a clear state', async ({ page }) 
   expect(watch.errors.filter((e) => !/status of (403|429)|ERR_CONNECTION_REFUSED/.test(e))).toEqual([]);
 });
 
-test('a document: filter the list, open it, patch its metadata, download it, delete it after the preview', async ({ page }) => {
+test('a document: filter the list, open it, patch its metadata, download it, see its versions, delete them after the preview', async ({ page }) => {
   const watch = watchErrors(page);
   const { key } = await newAdminKey('e2e document');
   const file = path.join(CORPUS, 'docx/mammoth-simple-list.docx');
-  const form = new FormData();
-  form.set('external_id', 'e2e-doc');
-  form.set('metadata', JSON.stringify({ kind: 'e2e-docx' }));
-  form.set('file', new Blob([fs.readFileSync(file)]), 'mammoth-simple-list.docx');
-  const res = await fetch(`${base()}/api/v1/documents/ingest`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
-  expect(res.status).toBe(201);
-  const task = ((await res.json()) as { data: { task_identifier: string } }).data.task_identifier;
-  await expect
-    .poll(async () => {
-      const status = await fetch(`${base()}/api/v1/tasks/status/${task}`, { headers: { 'x-api-key': key } });
-      return ((await status.json()) as { data: { status: string } }).data.status;
-    })
-    .toBe('COMPLETED');
+  // Two versions of one external id; the second is the latest.
+  for (const kind of ['e2e-docx-old', 'e2e-docx']) {
+    const form = new FormData();
+    form.set('external_id', 'e2e-doc');
+    form.set('metadata', JSON.stringify({ kind }));
+    form.set('file', new Blob([fs.readFileSync(file)]), 'mammoth-simple-list.docx');
+    const res = await fetch(`${base()}/api/v1/documents/ingest`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+    expect(res.status).toBe(201);
+    const task = ((await res.json()) as { data: { task_identifier: string } }).data.task_identifier;
+    await expect
+      .poll(async () => {
+        const status = await fetch(`${base()}/api/v1/tasks/status/${task}`, { headers: { 'x-api-key': key } });
+        return ((await status.json()) as { data: { status: string } }).data.status;
+      })
+      .toBe('COMPLETED');
+  }
 
   await pasteKey(page, key);
   await page.getByLabel('Metadata filter').fill('{"kind": "e2e-docx"}');
@@ -299,8 +302,14 @@ test('a document: filter the list, open it, patch its metadata, download it, del
   expect(fs.readFileSync((await download.path())!).equals(fs.readFileSync(file))).toBe(true);
   await shot(page, '15-document');
 
+  await page.getByText('2 versions').click();
+  await expect(page.getByRole('listitem').filter({ has: page.getByRole('link') })).toHaveCount(2);
+
   await page.getByRole('button', { name: 'Delete…' }).click();
-  await expect(page.getByRole('alert')).toContainText('This deletes 1 document');
+  await expect(page.getByRole('alert')).toContainText('This deletes 1 document: this version');
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await page.getByRole('button', { name: 'Delete every version…' }).click();
+  await expect(page.getByRole('alert')).toContainText('This deletes 2 documents: every version of “e2e-doc”');
   await shot(page, '16-delete-preview');
   await page.getByRole('button', { name: 'Delete', exact: true }).click();
   await expect(page.getByRole('heading', { level: 1, name: 'Documents' })).toBeVisible();

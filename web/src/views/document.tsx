@@ -52,41 +52,59 @@ function MetadataEditor({ doc, onSaved }: { doc: Doc; onSaved: (d: Doc) => void 
   );
 }
 
+interface Plan {
+  what: string;
+  count: number;
+  run: () => Promise<unknown>;
+}
+
+/** Deletion in two steps: what would go, counted by the API's preview, then the delete. */
 function Deleter({ doc }: { doc: Doc }) {
-  const [preview, setPreview] = useState<number | null>(null);
+  const [plan, setPlan] = useState<Plan | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const external_id = doc.external_id;
+  const prepare = async (all: boolean) => {
+    try {
+      if (all && external_id) {
+        const preview = await call('get', '/api/v1/documents/delete/external/{external_id}/preview', {
+          path: { external_id },
+          query: { latest_only: false },
+        });
+        setPlan({
+          what: `every version of “${external_id}” (ids ${preview.data.document_ids.join(', ')})`,
+          count: preview.data.document_count,
+          run: () => call('delete', '/api/v1/documents/external/{external_id}', { path: { external_id }, query: { latest_only: false } }),
+        });
+      } else {
+        setPlan({ what: `this version (id ${doc.id})`, count: 1, run: () => call('delete', '/api/v1/documents/internal/{document_id}', { path: { document_id: doc.id } }) });
+      }
+      setError(null);
+    } catch (err) {
+      setError(err);
+    }
+  };
   return (
     <div>
-      {preview === null ? (
-        <button
-          type="button"
-          class="danger"
-          onClick={async () => {
-            // Deleting by internal id removes this one version; the preview says so from the API.
-            try {
-              if (doc.external_id) {
-                const res = await call('get', '/api/v1/documents/delete/external/{external_id}/preview', {
-                  path: { external_id: doc.external_id },
-                  query: { latest_only: true },
-                });
-                setPreview(res.data.document_ids.includes(doc.id) ? 1 : res.data.document_count);
-              } else setPreview(1);
-            } catch (err) {
-              setError(err);
-            }
-          }}
-        >
-          Delete…
-        </button>
+      {plan === null ? (
+        <>
+          <button type="button" class="danger" onClick={() => prepare(false)}>
+            Delete…
+          </button>{' '}
+          {external_id && (
+            <button type="button" class="danger" onClick={() => prepare(true)}>
+              Delete every version…
+            </button>
+          )}
+        </>
       ) : (
         <p role="alert">
-          This deletes {preview} document{preview === 1 ? '' : 's'} (id {doc.id}) with its pages.{' '}
+          This deletes {plan.count} document{plan.count === 1 ? '' : 's'}: {plan.what}, with their pages.{' '}
           <button
             type="button"
             class="danger"
             onClick={async () => {
               try {
-                await call('delete', '/api/v1/documents/internal/{document_id}', { path: { document_id: doc.id } });
+                await plan.run();
                 location.hash = '#/documents';
               } catch (err) {
                 setError(err);
@@ -95,7 +113,7 @@ function Deleter({ doc }: { doc: Doc }) {
           >
             Delete
           </button>{' '}
-          <button type="button" onClick={() => setPreview(null)}>
+          <button type="button" onClick={() => setPlan(null)}>
             Cancel
           </button>
         </p>
