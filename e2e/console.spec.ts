@@ -107,6 +107,16 @@ test('the whole flow, from pasting a key to revoking it', async ({ page }) => {
     await shot(page, '06-source');
   });
 
+  await test.step('the optimise flags show the optimised question and filter', async () => {
+    await page.getByRole('link', { name: 'Answers' }).click();
+    await page.getByLabel('Question', { exact: true }).fill('How does Bitcoin prevent double-spending?');
+    await page.getByLabel('optimise question').check();
+    await page.getByLabel('optimise metadata').check();
+    await page.getByRole('button', { name: 'Ask' }).click();
+    await expect(page.getByText(/Optimised question: .+, metadata: \{.*\}/)).toBeVisible();
+    await shot(page, '06-answer-optimised');
+  });
+
   await test.step('create an extraction, run it on the PDF and download the CSV', async () => {
     await page.getByRole('link', { name: 'Extractions' }).click();
     await page.getByLabel('Name', { exact: true }).fill('paper title');
