@@ -329,7 +329,7 @@ test('a document: filter the list, open it, patch its metadata, download it, see
   expect(watch.errors.filter((e) => !/status of 404/.test(e))).toEqual([]);
 });
 
-test('URLs: ingested as tasks that end in a document or the reason they failed; an extraction runs on a URL and on a document', async ({ page }) => {
+test('URLs and dropped files: ingested as tasks that end in a document or the reason they failed; an extraction runs on a URL and on a document', async ({ page }) => {
   const watch = watchErrors(page);
   const { key } = await newAdminKey('e2e urls');
   const corpus = process.env.FOLIO_E2E_CORPUS_URL!;
@@ -342,6 +342,14 @@ test('URLs: ingested as tasks that end in a document or the reason they failed; 
   await expect(good.locator('[data-status]')).toHaveAttribute('data-status', 'COMPLETED', { timeout: 60_000 });
   await expect(bad.locator('[data-status]')).toHaveAttribute('data-status', 'FAILED', { timeout: 60_000 });
   await expect(bad.locator('.error-text')).toContainText('404');
+  // A file dropped on the drop zone is uploaded like a chosen one.
+  const dropped = await page.evaluateHandle(() => {
+    const transfer = new DataTransfer();
+    transfer.items.add(new File(['A note dropped on the console.'], 'dropped.txt', { type: 'text/plain' }));
+    return transfer;
+  });
+  await page.getByText('Drop files here or choose them').dispatchEvent('drop', { dataTransfer: dropped });
+  await expect(page.locator('[data-testid="task-row"][data-name="dropped.txt"] [data-status]')).toHaveAttribute('data-status', 'COMPLETED');
   await shot(page, '17-urls');
   const documentId = (await good.getByRole('link').textContent())!.replace('document ', '');
 
