@@ -13,7 +13,7 @@ export const session = {
 
 type Method = 'get' | 'post' | 'patch' | 'delete';
 type Op<P extends keyof paths, M extends Method> = NonNullable<paths[P][M]>;
-export type PathsWith<M extends Method> = { [P in keyof paths]: paths[P][M] extends undefined | never ? never : P }[keyof paths];
+type PathsWith<M extends Method> = { [P in keyof paths]: paths[P][M] extends undefined | never ? never : P }[keyof paths];
 
 type JsonContent<R> = R extends { content: { 'application/json': infer B } } ? B : never;
 type Success<O> = O extends { responses: infer R }
@@ -29,8 +29,6 @@ type QueryParams<O> = O extends { parameters: { query?: infer Q } } ? Q : never;
 
 /** What a successful call answers, by path and method. */
 export type Answer<P extends keyof paths, M extends Method> = Success<Op<P, M>>;
-/** The JSON body a call takes, by path and method. */
-export type Body<P extends keyof paths, M extends Method> = RequestBody<Op<P, M>>;
 
 export interface Issue {
   loc: string[];
@@ -67,7 +65,7 @@ interface Options<O> {
   form?: FormData;
 }
 
-export function url(template: string, params: object = {}, query: object = {}): string {
+function url(template: string, params: object = {}, query: object = {}): string {
   let out = template.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(String((params as Record<string, unknown>)[name])));
   const search = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) search.set(k, String(v));

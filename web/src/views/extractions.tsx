@@ -21,7 +21,7 @@ function cell(value: unknown): string {
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
-export function toCsv(records: Record<string, unknown>[]): string {
+function toCsv(records: Record<string, unknown>[]): string {
   const cols = columns(records);
   const quote = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
   return [cols.map(quote).join(','), ...records.map((r) => cols.map((c) => quote(cell(r[c]))).join(','))].join('\r\n') + '\r\n';
