@@ -9,6 +9,7 @@ import { ValidationError, errors } from '../errors.js';
 import { registerAuth } from './auth.js';
 import { API_VERSION, errorBody } from './envelope.js';
 import type { AppDeps } from './deps.js';
+import { registerConsole } from './console.js';
 import { createErrorHandler, handleClientError, handleFrameworkError } from './errors.js';
 import { answerRoutes } from './routes/answer.js';
 import { documentRoutes } from './routes/documents.js';
@@ -85,6 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(taskRoutes(deps), { prefix: '/api/v1' });
   await app.register(keyRoutes(deps), { prefix: '/api/v1' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await registerConsole(app);
   await app.ready();
   return app;
 }

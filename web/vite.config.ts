@@ -1,0 +1,15 @@
+// Builds the console into dist/console, which src/http/console.ts serves at /console/.
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+export default defineConfig({
+  root: fileURLToPath(new URL('.', import.meta.url)),
+  base: '/console/',
+  esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
+  build: {
+    outDir: fileURLToPath(new URL('../dist/console', import.meta.url)),
+    emptyOutDir: true,
+    // Small enough to need no splitting; one file is one request on a slow link.
+    chunkSizeWarningLimit: 200,
+  },
+});
