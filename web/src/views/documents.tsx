@@ -12,7 +12,8 @@ export function DocumentsView() {
   const [filterText, setFilterText] = useState('');
   const [ids, setIds] = useState<number[] | null>(null);
   const [offset, setOffset] = useState(0);
-  const [docs, setDocs] = useState<Doc[]>([]);
+  // The rows shown and the page they belong to: rows of an earlier page or filter are never shown under a new count.
+  const [shown, setShown] = useState<{ ids: number[]; offset: number; docs: Doc[] } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [externalId, setExternalId] = useState('');
   const [busy, setBusy] = useState(false);
@@ -42,7 +43,7 @@ export function DocumentsView() {
     if (!ids) return;
     let stale = false;
     Promise.all(ids.slice(offset, offset + PAGE_SIZE).map((id) => call('get', '/api/v1/documents/internal/{document_id}', { path: { document_id: id } })))
-      .then((res) => !stale && setDocs(res.map((r) => r.data)))
+      .then((res) => !stale && setShown({ ids, offset, docs: res.map((r) => r.data) }))
       .catch((e) => !stale && setError(e));
     return () => {
       stale = true;
@@ -102,7 +103,7 @@ export function DocumentsView() {
                 </tr>
               </thead>
               <tbody>
-                {docs.map((d) => (
+                {(shown && shown.ids === ids && shown.offset === offset ? shown.docs : []).map((d) => (
                   <tr key={d.id}>
                     <td>
                       <a href={`#/documents/${d.id}`}>{d.id}</a>
