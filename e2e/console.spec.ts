@@ -307,6 +307,14 @@ test('a document: filter the list, open it, patch its metadata, download it, see
   await expect(page.getByRole('status')).toHaveText('Saved.');
   await expect(page.getByTestId('metadata')).toHaveText('{"kind":"e2e-docx","reviewed":true}');
 
+  // A page of the document opens on its paragraphs and sentences, and leads back.
+  await page.getByRole('link', { name: 'paragraphs and sentences' }).first().click();
+  await expect(page.getByRole('heading', { name: /^Page 1 of document \d+$/ })).toBeVisible();
+  await expect(page.locator('[data-sentence-id]').first()).toBeVisible();
+  await shot(page, '15-document-page');
+  await page.getByRole('link', { name: /^document \d+$/ }).click();
+  await expect(page.getByTestId('metadata')).toHaveText('{"kind":"e2e-docx","reviewed":true}');
+
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download original' }).click()]);
   expect(download.suggestedFilename()).toBe('mammoth-simple-list.docx');
   expect(fs.readFileSync((await download.path())!).equals(fs.readFileSync(file))).toBe(true);

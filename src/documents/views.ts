@@ -12,7 +12,8 @@ export interface DocumentView {
   pages?: PageSummary[];
 }
 
-export type PageSummary = { content: string; page_number: number };
+/** A page of a document; its id leads to its paragraphs and sentences (GET /documents/content/pages/{id}). */
+export type PageSummary = { id: number; content: string; page_number: number };
 
 export interface DocumentWithPagesView extends DocumentView {
   pages: PageSummary[];

@@ -79,7 +79,7 @@ export const Document = Type.Object({
 
 export const DocumentWithPages = Type.Object({
   ...Document.properties,
-  pages: Type.Array(Type.Object({ content: Type.String(), page_number: Type.Integer() })),
+  pages: Type.Array(Type.Object({ id: Type.Integer({ description: 'The page id, for GET /api/v1/documents/content/pages/{page_id}' }), content: Type.String(), page_number: Type.Integer() })),
 });
 
 export const Sentence = Type.Object({

@@ -210,10 +210,10 @@ export async function updateMetadata(db: Db, id: number, metadata: Record<string
     .executeTakeFirstOrThrow();
 }
 
-export async function pagesOfDocument(db: Db, documentId: number): Promise<{ content: string; page_number: number }[]> {
+export async function pagesOfDocument(db: Db, documentId: number): Promise<{ id: number; content: string; page_number: number }[]> {
   return db
     .selectFrom('pages')
-    .select(['content', 'page_number'])
+    .select(['id', 'content', 'page_number'])
     .where('document_id', '=', documentId)
     .orderBy('page_number')
     .orderBy('id')

@@ -50,6 +50,10 @@ describe.each(ENGINES)('document API on %s', (engine) => {
         document_metadata: { kind: 'memo', n: 3 },
         pages: [{ content: 'Alpha beta.\n\nGamma delta. Epsilon.', page_number: 1 }],
       });
+      // Each page carries its id, which leads to its paragraphs and sentences.
+      const page = await call(t.app, 'GET', `/api/v1/documents/content/pages/${data.pages[0].id}?include_paragraphs=true`);
+      expect(page.statusCode, page.body).toBe(200);
+      expect(page.json()).toMatchObject({ id: data.pages[0].id, document_id: data.id, page_number: 1, paragraphs: [{ paragraph_index: 0 }, { paragraph_index: 1 }] });
 
       const status = await call(t.app, 'GET', `/api/v1/tasks/status/${body.data.task_identifier}`);
       expect(status.statusCode).toBe(200);

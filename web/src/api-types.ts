@@ -389,6 +389,8 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 pages: {
+                                    /** @description The page id, for GET /api/v1/documents/content/pages/{page_id} */
+                                    id: number;
                                     content: string;
                                     page_number: number;
                                 }[];
@@ -669,6 +671,8 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 pages: {
+                                    /** @description The page id, for GET /api/v1/documents/content/pages/{page_id} */
+                                    id: number;
                                     content: string;
                                     page_number: number;
                                 }[];
@@ -1199,6 +1203,8 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 pages: {
+                                    /** @description The page id, for GET /api/v1/documents/content/pages/{page_id} */
+                                    id: number;
                                     content: string;
                                     page_number: number;
                                 }[];

@@ -185,7 +185,9 @@ export function DocumentView({ id, page }: { id: number; page: number | null }) 
       <h2>Pages ({doc.pages.length})</h2>
       {doc.pages.map((p) => (
         <article key={p.page_number} id={`page-${p.page_number}`} class={`card page${p.page_number === page ? ' current' : ''}`}>
-          <h3>Page {p.page_number}</h3>
+          <h3>
+            Page {p.page_number} <a href={`#/pages/${p.id}`}>paragraphs and sentences</a>
+          </h3>
           <p class="content">{p.content}</p>
         </article>
       ))}
