@@ -2,49 +2,26 @@
 // optimise flags changed.
 import { useState } from 'preact/hooks';
 import { call, type Answer } from '../api';
-import { ErrorNote, parseJsonObject } from '../ui';
-import { Filters } from './search';
+import { ErrorNote } from '../ui';
+import { Filters, useFilterForm } from './search';
 
 type Result = Answer<'/api/v1/documents/answer', 'post'>['data'];
 
 export function AnswerView() {
   const [question, setQuestion] = useState('');
   const [topK, setTopK] = useState(5);
-  const [metadata, setMetadata] = useState('');
-  const [created, setCreated] = useState('');
-  const [optimizeQuestion, setOptimizeQuestion] = useState(false);
-  const [optimizeMetadata, setOptimizeMetadata] = useState(false);
+  const form = useFilterForm();
+  const { metadata, setMetadata, created, setCreated, optimizeMetadata, setOptimizeMetadata, error, busy, invalid } = form;
+  const [optimizeQuestion, setOptimizeQuestion] = [form.optimizeText, form.setOptimizeText];
   const [result, setResult] = useState<Result | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const metadataFilter = parseJsonObject(metadata);
-  const createdFilter = parseJsonObject(created);
-  const invalid = metadataFilter instanceof Error || createdFilter instanceof Error;
 
-  const ask = async (e: Event) => {
-    e.preventDefault();
-    if (invalid) return;
-    setBusy(true);
-    try {
+  const ask = (e: Event) =>
+    form.submit(e, async (filters) => {
       const res = await call('post', '/api/v1/documents/answer', {
-        body: {
-          question,
-          format: 'PLAIN_TEXT',
-          top_k: topK,
-          metadata_filter: metadataFilter ?? null,
-          created_at_filter: createdFilter ?? null,
-          optimize_question: optimizeQuestion,
-          optimize_metadata: optimizeMetadata,
-        },
+        body: { question, format: 'PLAIN_TEXT', top_k: topK, ...filters, optimize_question: optimizeQuestion, optimize_metadata: optimizeMetadata },
       });
       setResult(res.data);
-      setError(null);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <section>

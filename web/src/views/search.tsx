@@ -6,6 +6,37 @@ import { ErrorNote, Highlighted, JsonField, ScoreBar, parseJsonObject } from '..
 
 type Result = Answer<'/api/v1/documents/search/pages', 'post'>['data'];
 
+/**
+ * What the search and answer forms share: the metadata and created-at filters as typed (each
+ * checked as JSON), the optimise flags, and the request in flight with its error.
+ */
+export function useFilterForm() {
+  const [metadata, setMetadata] = useState('');
+  const [created, setCreated] = useState('');
+  const [optimizeText, setOptimizeText] = useState(false);
+  const [optimizeMetadata, setOptimizeMetadata] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const metadataFilter = parseJsonObject(metadata);
+  const createdFilter = parseJsonObject(created);
+  const invalid = metadataFilter instanceof Error || createdFilter instanceof Error;
+  /** Runs the form's request unless a filter is invalid: busy meanwhile, its error kept until the next success. */
+  const submit = async (e: Event, run: (filters: { metadata_filter: Record<string, unknown> | null; created_at_filter: Record<string, unknown> | null }) => Promise<void>) => {
+    e.preventDefault();
+    if (metadataFilter instanceof Error || createdFilter instanceof Error) return;
+    setBusy(true);
+    try {
+      await run({ metadata_filter: metadataFilter ?? null, created_at_filter: createdFilter ?? null });
+      setError(null);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { metadata, setMetadata, created, setCreated, optimizeText, setOptimizeText, optimizeMetadata, setOptimizeMetadata, error, busy, invalid, submit };
+}
+
 export function Filters(props: { metadata: string; setMetadata: (v: string) => void; created: string; setCreated: (v: string) => void }) {
   return (
     <div class="row wrap">
@@ -24,44 +55,20 @@ export function SearchView() {
   const [alpha, setAlpha] = useState(0.5);
   const [topK, setTopK] = useState(10);
   const [minRelevance, setMinRelevance] = useState(0);
-  const [metadata, setMetadata] = useState('');
-  const [created, setCreated] = useState('');
-  const [optimizeQuery, setOptimizeQuery] = useState(false);
-  const [optimizeMetadata, setOptimizeMetadata] = useState(false);
+  const form = useFilterForm();
+  const { metadata, setMetadata, created, setCreated, optimizeMetadata, setOptimizeMetadata, error, busy, invalid } = form;
+  const [optimizeQuery, setOptimizeQuery] = [form.optimizeText, form.setOptimizeText];
   const [result, setResult] = useState<Result | null>(null);
   const [searched, setSearched] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const metadataFilter = parseJsonObject(metadata);
-  const createdFilter = parseJsonObject(created);
-  const invalid = metadataFilter instanceof Error || createdFilter instanceof Error;
 
-  const search = async (e: Event) => {
-    e.preventDefault();
-    if (invalid) return;
-    setBusy(true);
-    try {
+  const search = (e: Event) =>
+    form.submit(e, async (filters) => {
       const res = await call('post', '/api/v1/documents/search/pages', {
-        body: {
-          query,
-          alpha,
-          top_k: topK,
-          min_relevance: minRelevance,
-          metadata_filter: metadataFilter ?? null,
-          created_at_filter: createdFilter ?? null,
-          optimize_query: optimizeQuery,
-          optimize_metadata: optimizeMetadata,
-        },
+        body: { query, alpha, top_k: topK, min_relevance: minRelevance, ...filters, optimize_query: optimizeQuery, optimize_metadata: optimizeMetadata },
       });
       setResult(res.data);
       setSearched(query);
-      setError(null);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <section>
