@@ -85,6 +85,16 @@ test('the whole flow, from pasting a key to revoking it', async ({ page }) => {
     await expect(first.locator('mark').first()).toBeVisible();
     await expect(first.locator('.snippet')).toContainText(/electronic cash/i);
     await shot(page, '03-search');
+    // The date filters: an invalid one disables the search, one that excludes every document empties it.
+    const updated = page.getByLabel('Updated-at filter');
+    await updated.fill('{"$lt": ');
+    await expect(page.getByRole('button', { name: 'Search', exact: true })).toBeDisabled();
+    await updated.fill('{"$lt": "2000-01-01T00:00:00Z"}');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await expect(page.getByText('0 results')).toBeVisible();
+    await updated.fill('');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await expect(page.getByTestId('search-result').first()).toBeVisible();
   });
 
   await test.step('open the page of the first result', async () => {

@@ -11,7 +11,7 @@ export function AnswerView() {
   const [question, setQuestion] = useState('');
   const [topK, setTopK] = useState(5);
   const form = useFilterForm();
-  const { metadata, setMetadata, created, setCreated, optimizeMetadata, setOptimizeMetadata, error, busy, invalid } = form;
+  const { optimizeMetadata, setOptimizeMetadata, error, busy, invalid } = form;
   const [optimizeQuestion, setOptimizeQuestion] = [form.optimizeText, form.setOptimizeText];
   const [result, setResult] = useState<Result | null>(null);
 
@@ -33,7 +33,7 @@ export function AnswerView() {
           sources (top_k)
           <input type="number" min={1} max={50} value={topK} onInput={(e) => setTopK(Number(e.currentTarget.value))} />
         </label>
-        <Filters metadata={metadata} setMetadata={setMetadata} created={created} setCreated={setCreated} />
+        <Filters {...form} />
         <div class="row wrap">
           <label class="inline">
             <input type="checkbox" checked={optimizeQuestion} onChange={(e) => setOptimizeQuestion(e.currentTarget.checked)} /> optimise question

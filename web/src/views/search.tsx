@@ -7,26 +7,28 @@ import { ErrorNote, Highlighted, JsonField, ScoreBar, parseJsonObject } from '..
 type Result = Answer<'/api/v1/documents/search/pages', 'post'>['data'];
 
 /**
- * What the search and answer forms share: the metadata and created-at filters as typed (each
+ * What the search and answer forms share: the metadata and date filters as typed (each
  * checked as JSON), the optimise flags, and the request in flight with its error.
  */
 export function useFilterForm() {
   const [metadata, setMetadata] = useState('');
   const [created, setCreated] = useState('');
+  const [updated, setUpdated] = useState('');
   const [optimizeText, setOptimizeText] = useState(false);
   const [optimizeMetadata, setOptimizeMetadata] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const metadataFilter = parseJsonObject(metadata);
   const createdFilter = parseJsonObject(created);
-  const invalid = metadataFilter instanceof Error || createdFilter instanceof Error;
+  const updatedFilter = parseJsonObject(updated);
+  const invalid = metadataFilter instanceof Error || createdFilter instanceof Error || updatedFilter instanceof Error;
   /** Runs the form's request unless a filter is invalid: busy meanwhile, its error kept until the next success. */
-  const submit = async (e: Event, run: (filters: { metadata_filter: Record<string, unknown> | null; created_at_filter: Record<string, unknown> | null }) => Promise<void>) => {
+  const submit = async (e: Event, run: (filters: Record<'metadata_filter' | 'created_at_filter' | 'updated_at_filter', Record<string, unknown> | null>) => Promise<void>) => {
     e.preventDefault();
-    if (metadataFilter instanceof Error || createdFilter instanceof Error) return;
+    if (metadataFilter instanceof Error || createdFilter instanceof Error || updatedFilter instanceof Error) return;
     setBusy(true);
     try {
-      await run({ metadata_filter: metadataFilter ?? null, created_at_filter: createdFilter ?? null });
+      await run({ metadata_filter: metadataFilter ?? null, created_at_filter: createdFilter ?? null, updated_at_filter: updatedFilter ?? null });
       setError(null);
     } catch (err) {
       setError(err);
@@ -34,10 +36,10 @@ export function useFilterForm() {
       setBusy(false);
     }
   };
-  return { metadata, setMetadata, created, setCreated, optimizeText, setOptimizeText, optimizeMetadata, setOptimizeMetadata, error, busy, invalid, submit };
+  return { metadata, setMetadata, created, setCreated, updated, setUpdated, optimizeText, setOptimizeText, optimizeMetadata, setOptimizeMetadata, error, busy, invalid, submit };
 }
 
-export function Filters(props: { metadata: string; setMetadata: (v: string) => void; created: string; setCreated: (v: string) => void }) {
+export function Filters(props: Pick<ReturnType<typeof useFilterForm>, 'metadata' | 'setMetadata' | 'created' | 'setCreated' | 'updated' | 'setUpdated'>) {
   return (
     <div class="row wrap">
       <div class="grow">
@@ -45,6 +47,9 @@ export function Filters(props: { metadata: string; setMetadata: (v: string) => v
       </div>
       <div class="grow">
         <JsonField label="Created-at filter" value={props.created} onInput={props.setCreated} placeholder='{"$gte": "2026-01-01T00:00:00Z"}' />
+      </div>
+      <div class="grow">
+        <JsonField label="Updated-at filter" value={props.updated} onInput={props.setUpdated} placeholder='{"$lt": "2026-06-01T00:00:00Z"}' />
       </div>
     </div>
   );
@@ -56,7 +61,7 @@ export function SearchView() {
   const [topK, setTopK] = useState(10);
   const [minRelevance, setMinRelevance] = useState(0);
   const form = useFilterForm();
-  const { metadata, setMetadata, created, setCreated, optimizeMetadata, setOptimizeMetadata, error, busy, invalid } = form;
+  const { optimizeMetadata, setOptimizeMetadata, error, busy, invalid } = form;
   const [optimizeQuery, setOptimizeQuery] = [form.optimizeText, form.setOptimizeText];
   const [result, setResult] = useState<Result | null>(null);
   const [searched, setSearched] = useState('');
@@ -90,7 +95,7 @@ export function SearchView() {
             <input type="number" min={0} max={1} step={0.01} value={minRelevance} onInput={(e) => setMinRelevance(Number(e.currentTarget.value))} />
           </label>
         </div>
-        <Filters metadata={metadata} setMetadata={setMetadata} created={created} setCreated={setCreated} />
+        <Filters {...form} />
         <div class="row wrap">
           <label class="inline">
             <input type="checkbox" checked={optimizeQuery} onChange={(e) => setOptimizeQuery(e.currentTarget.checked)} /> optimise query
