@@ -36,7 +36,8 @@ describe('shutdown with a task in hand', { timeout: 300_000 }, () => {
     try {
       const first = await startServer(env);
       const task = await uploadAndWaitForProcessing(first.url);
-      expect(await first.stop('SIGTERM')).toBe(0);
+      const code = await first.stop('SIGTERM');
+      expect(code, `the server's output: ${first.output().slice(-4000)}`).toBe(0);
 
       const second = await startServer(env);
       try {

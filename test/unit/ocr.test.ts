@@ -387,6 +387,18 @@ describe('recognition', { timeout: 180_000 }, () => {
     await small.close();
     await expect(small.recognize(png)).rejects.toThrow(/closed/);
   });
+
+  it('closes with a request just handed to its worker, failing it without an unhandled rejection', async () => {
+    const small = new OcrEngine({ threads: 1 });
+    const png = new Uint8Array(await textCanvas(['Close me']).encode('png'));
+    expect(norm((await small.recognize(png)).text)).toBe('Close me');
+    // The worker has started: this request reaches it while it loads the image, as close() ends it.
+    const late = expect(small.recognize(png)).rejects.toThrow(/closed/);
+    await small.close();
+    await late;
+    // A post to a worker already ended would surface here, as an unhandled rejection.
+    await new Promise((r) => setTimeout(r, 200));
+  });
 });
 
 describe('ParserPool with OCR', { timeout: 180_000 }, () => {

@@ -44,6 +44,15 @@ const PSM_AUTO = '3';
 const DEFAULT_START_TIMEOUT_MS = 120_000;
 
 
+/**
+ * Ends a started worker's thread. Not tesseract.js's terminate(): it drops its handle on the
+ * thread, and a request still loading its image then posts to null from a call nobody awaits,
+ * an unhandled rejection that ends the process; a post to an ended thread is harmless.
+ */
+function endWorker({ thread }: Started): Promise<number> {
+  return thread.terminate();
+}
+
 export class OcrEngine implements OcrService {
   readonly threads: number;
   readonly languages: string[];
@@ -112,7 +121,7 @@ export class OcrEngine implements OcrService {
     for (const req of this.#queue.splice(0)) this.#settle(req, err);
     const ending: Promise<unknown>[] = [];
     for (const slot of this.#slots) {
-      if (slot.worker) ending.push(slot.worker.then((w) => w.tess.terminate()).catch(() => undefined));
+      if (slot.worker) ending.push(slot.worker.then(endWorker).catch(() => undefined));
       if (slot.kill) slot.kill(err);
       slot.worker = null;
     }
@@ -158,7 +167,7 @@ export class OcrEngine implements OcrService {
         slot.kill = null;
         const worker = slot.worker;
         slot.worker = null;
-        void worker?.then((w) => w.tess.terminate()).catch(() => undefined);
+        void worker?.then(endWorker).catch(() => undefined);
         resolve({ error });
       };
       const starting: Promise<Started> =
