@@ -13,8 +13,11 @@ import { keywordScore, semanticScore } from './scores.js';
 import { WorkspacePages } from './workspace-pages.js';
 
 export interface PageQuery {
-  /** The query's unit vector, or null when it has none (every semantic score is then 0). */
-  vector: Float32Array | null;
+  /**
+   * The query's unit vector, or null when it has none (every semantic score is then 0),
+   * perhaps still being computed: the catch-up and the filter's documents do not wait for it.
+   */
+  vector: Promise<Float32Array | null>;
   /**
    * The query's lexemes with their weights (empty without query text), perhaps still being
    * read: a scan starts without them.
@@ -123,27 +126,28 @@ export class PageIndex {
     const ws = await this.workspace(workspaceId);
     await this.catchUp(workspaceId, ws);
     const documents = q.filter ? await this.eligibleDocuments(workspaceId, ws, q.filter) : null;
+    const vector = await q.vector;
     return ws.gate.read(async () => {
       const { alpha } = q;
       const accepts = documents ? (slot: number) => documents.has(ws.slotDocument[slot]) : null;
       const hitsOf = (terms: readonly QueryTerm[]): KeywordHits =>
         alpha < 1 && terms.length > 0 ? ws.keyword.rank(terms, accepts) : { slots: [], ranks: [] };
-      const rows = q.vector && alpha > 0 && documents ? ws.rowsOf(documents) : null;
+      const rows = vector && alpha > 0 && documents ? ws.rowsOf(documents) : null;
       let ranked: RankedCandidates;
-      if (q.vector && alpha > 0) {
+      if (vector && alpha > 0) {
         // The scan and the reading of the query's lexemes overlap. At alpha 1 the ranking
         // needs no lexemes; a hybrid whose lexemes are not read yet ranks from a copy of the
         // cosines (the pooled buffer is valid only during the callback).
         const read: { terms: readonly QueryTerm[] | null } = { terms: null };
         q.terms.then((terms) => (read.terms = terms)).catch(() => undefined);
-        const scanned = await this.pool.scoreWith(ws.matrix, q.vector, rows ?? undefined, (cosines) =>
+        const scanned = await this.pool.scoreWith(ws.matrix, vector, rows ?? undefined, (cosines) =>
           alpha === 1 || read.terms ? this.rank(ws, q, hitsOf(read.terms ?? []), rows, cosines) : cosines.slice(),
         );
         ranked = scanned instanceof Float32Array ? this.rank(ws, q, hitsOf(await q.terms), rows, scanned) : scanned;
       } else {
         ranked = this.rank(ws, q, hitsOf(await q.terms), rows, null);
       }
-      await this.completeScores(ws, q, await q.terms, ranked);
+      await this.completeScores(ws, q.alpha, vector, await q.terms, ranked);
       return ranked.results;
     });
   }
@@ -194,15 +198,21 @@ export class PageIndex {
   }
 
   /** Fills in the score the ranking did not need: keyword at alpha 1, semantic at alpha 0. */
-  private async completeScores(ws: WorkspacePages, q: PageQuery, terms: readonly QueryTerm[], { results, slots }: RankedCandidates): Promise<void> {
+  private async completeScores(
+    ws: WorkspacePages,
+    alpha: number,
+    vector: Float32Array | null,
+    terms: readonly QueryTerm[],
+    { results, slots }: RankedCandidates,
+  ): Promise<void> {
     if (results.length === 0) return;
-    if (q.alpha === 1 && terms.length > 0) {
+    if (alpha === 1 && terms.length > 0) {
       results.forEach((r, i) => (r.keyword = keywordScore(ws.keyword.rankOf(terms, slots[i]))));
     }
-    if (q.alpha === 0 && q.vector !== null) {
+    if (alpha === 0 && vector !== null) {
       const embedded = slots.map((slot, i) => ({ row: ws.slotRow[slot], i })).filter(({ row }) => row >= 0);
       if (embedded.length === 0) return;
-      const cosines = await this.pool.score(ws.matrix, q.vector, Int32Array.from(embedded, (e) => e.row));
+      const cosines = await this.pool.score(ws.matrix, vector, Int32Array.from(embedded, (e) => e.row));
       embedded.forEach(({ i }, j) => (results[i].semantic = semanticScore(cosines[j])));
     }
   }

@@ -92,16 +92,16 @@ function checkCombination(req: SearchRequest, alpha: number): void {
   if (issues.length > 0) throw new ValidationError(issues);
 }
 
-async function queryVector(deps: SearchDeps, req: Pick<SearchRequest, 'query' | 'embedding'>): Promise<Float32Array | null> {
+/** The query's unit vector: a given embedding is checked at once, query text is embedded (null when it embeds to zeros). */
+function queryVector(deps: SearchDeps, req: Pick<SearchRequest, 'query' | 'embedding'>): Promise<Float32Array | null> {
   if (Array.isArray(req.embedding)) {
     const vector = normalizeVector(req.embedding);
     if (!vector) {
       throw new ValidationError([{ path: ['embedding'], msg: 'Embedding must not be all zeros', type: 'value_error' }]);
     }
-    return vector;
+    return Promise.resolve(vector);
   }
-  const vector = await deps.embedder.embedQuery(req.query!);
-  return vector.some((v) => v !== 0) ? vector : null;
+  return deps.embedder.embedQuery(req.query!).then((vector) => (vector.some((v) => v !== 0) ? vector : null));
 }
 
 export async function searchPages(deps: SearchDeps, workspaceId: number, req: SearchRequest): Promise<SearchResponse> {
@@ -135,11 +135,12 @@ export async function findPages(
   const alpha = req.alpha ?? 1;
   const k = req.top_k ?? 10;
   const minRelevance = req.min_relevance ?? 0;
-  // The lexemes are read while the index scans; a failure is reported by the search that awaits them.
+  // At alpha 0 the query vector still gives the results their semantic_score. The query is
+  // embedded while the index catches up and reads the filter's documents, and its lexemes are
+  // read while the index scans; a failure is reported by the search that awaits it.
+  const vector = queryVector(deps, req);
   const terms = typeof req.query === 'string' ? deps.index.queryTerms(req.query) : Promise.resolve([]);
-  terms.catch(() => undefined);
-  // At alpha 0 the query vector still gives the results their semantic_score.
-  const vector = await queryVector(deps, req);
+  for (const pending of [vector, terms]) pending.catch(() => undefined);
   const eligible = filter && { key: filter.key, read: () => eligibleDocumentIds(deps.db, workspaceId, filter) };
   const ranked = await deps.index.search(workspaceId, { vector, terms, alpha, filter: eligible, k, minRelevance });
   const contents = new Map((await pageContents(deps.db, ranked.map((r) => r.pageId))).map((p) => [p.id, p]));

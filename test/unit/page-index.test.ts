@@ -60,6 +60,7 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     const { K1, B, L, SCALE } = RANK;
     const all: RankedPage[] = [];
     const documents = q.filter ? await q.filter.read() : null;
+    const query = await q.vector;
     for (const page of await livePages()) {
       if (documents && !documents.has(page.document_id)) continue;
       const terms = parseTsvector(page.tsv);
@@ -69,13 +70,13 @@ describe.each(ENGINES)('page index on %s', (engine) => {
         if (hit) r += (SCALE * t.weight * hit.tf * (K1 + 1)) / (hit.tf + K1 * (1 - B + (B * terms.length) / L));
       }
       let cosine = 0;
-      if (page.has_embedding && q.vector) {
+      if (page.has_embedding && query) {
         const v = normalizeVector(hashEmbed(page.content))!;
-        cosine = v.reduce((s, x, i) => s + x * q.vector![i], 0);
+        cosine = v.reduce((s, x, i) => s + x * query[i], 0);
       }
       const semantic = page.has_embedding ? semanticScore(cosine) : 0;
       const keyword = keywordScore(r);
-      const candidate = (page.has_embedding && q.alpha > 0 && q.vector !== null) || (r > 0 && q.alpha < 1);
+      const candidate = (page.has_embedding && q.alpha > 0 && query !== null) || (r > 0 && q.alpha < 1);
       if (!candidate) continue;
       all.push({ pageId: page.id, relevance: q.alpha * semantic + (1 - q.alpha) * keyword, semantic, keyword });
     }
@@ -83,7 +84,7 @@ describe.each(ENGINES)('page index on %s', (engine) => {
   }
 
   async function queryOf(text: string, alpha: number, documents: ReadonlySet<number> | null = null): Promise<PageQuery> {
-    return { vector: normalizeVector(hashEmbed(text)), terms: index.queryTerms(text), alpha, filter: documents && { key: [...documents].join(','), read: async () => documents }, k: 25, minRelevance: 0 };
+    return { vector: Promise.resolve(normalizeVector(hashEmbed(text))), terms: index.queryTerms(text), alpha, filter: documents && { key: [...documents].join(','), read: async () => documents }, k: 25, minRelevance: 0 };
   }
 
   /**
