@@ -57,6 +57,8 @@ export interface Config {
   urlTimeoutMs: number;
   /** How long a worker's claim on a task lasts without a heartbeat (a dead worker's tasks wait this long). */
   taskLeaseMs: number;
+  /** Serves GET /metrics to scrapes bearing this token (FOLIO_METRICS_TOKEN); null leaves it off. */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -123,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: nonEmpty(env.DATABASE_URL),
     embeddedCacheMb: parseInteger(env, 'FOLIO_EMBEDDED_CACHE_MB', DEFAULT_EMBEDDED_CACHE_MB, 8),
     redisUrl: nonEmpty(env.REDIS_URL),
+    metricsToken: nonEmpty(env.FOLIO_METRICS_TOKEN),
     apiKeys: parseApiKeys(env.FOLIO_API_KEYS),
     rateLimit: parseInteger(env, 'FOLIO_RATE_LIMIT', 600, 0),
     bodyLimit: parseInteger(env, 'FOLIO_BODY_LIMIT_BYTES', 1024 * 1024, 1024),

@@ -5,6 +5,7 @@ import path from 'node:path';
 import pino from 'pino';
 import type { Config } from './config.js';
 import { buildApp, type App } from './http/app.js';
+import { Metrics, searchMode } from './http/metrics.js';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './http/rate-limit.js';
 import { ParserPool } from './sources/parsers/index.js';
 import { extractionTasks } from './extraction/run.js';
@@ -15,6 +16,7 @@ import { ScanPool } from './search/kernel/index.js';
 import { PageIndex } from './search/page-index.js';
 import { BlobStore } from './store/blobs.js';
 import type { Store } from './store/engine.js';
+import { countTasksByKindAndStatus, oldestRunnableTaskAge } from './store/task-stats.js';
 import { createServices } from './services.js';
 import { TaskRegistry } from './tasks/registry.js';
 import { TaskWorker, type WorkerOptions } from './tasks/worker.js';
@@ -56,6 +58,16 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
   const llm = createLlmProvider(config);
   const blobs = new BlobStore(path.join(config.dataDir, 'blobs'));
   const closers: (() => Promise<void>)[] = [];
+  let index: PageIndex | null = null;
+  const metrics = config.metricsToken
+    ? new Metrics({
+        taskCounts: () => countTasksByKindAndStatus(store.db),
+        oldestRunnableTaskAge: () => oldestRunnableTaskAge(store.db),
+        connections: () => store.connections(),
+        vectorIndex: () => index?.memory() ?? null,
+      })
+    : null;
+  const onPagesIngested = metrics ? (pages: number) => metrics.countPagesIngested(pages) : undefined;
 
   let worker: TaskWorker | null = null;
   if (options.role !== 'api') {
@@ -75,6 +87,7 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
         maxFileBytes: config.maxFileBytes,
         urlAllowlist: config.urlAllowlist,
         urlTimeoutMs: config.urlTimeoutMs,
+        onPagesIngested,
       }),
       ...extractionTasks({
         db: store.db,
@@ -97,7 +110,6 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
   }
 
   let app: App | null = null;
-  let index: PageIndex | null = null;
   if (options.role !== 'worker') {
     const keys = new KeyResolver(store.db);
     await keys.loadBootstrapKeys(config.apiKeys);
@@ -119,8 +131,10 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
       maxFileBytes: config.maxFileBytes,
       onEnqueue: () => inProcessWorker?.notify(),
       onOptimizerLlmError: (err) => log.warn({ err }, 'language model failed during query optimisation; offline matcher used'),
+      onSearch: metrics ? (alpha, seconds) => metrics.observeSearch(searchMode(alpha), seconds) : undefined,
+      onPagesIngested,
     });
-    app = await buildApp({ config, services, keys, rateLimiter, logger: options.logger });
+    app = await buildApp({ config, services, keys, rateLimiter, metrics, logger: options.logger });
     const started = app;
     closers.unshift(async () => {
       await started.close();

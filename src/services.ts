@@ -46,6 +46,10 @@ export interface ServiceParts {
   onEnqueue: () => void;
   /** Told when the model failed during query optimisation and the offline matcher stood in. */
   onOptimizerLlmError: (error: unknown) => void;
+  /** Told of each completed search: its alpha and how long it took. */
+  onSearch?: (alpha: number, seconds: number) => void;
+  /** Told of pages stored by an embedding ingest. */
+  onPagesIngested?: (pages: number) => void;
 }
 
 /** `fn` with its first argument (its dependencies) given. */
@@ -69,7 +73,11 @@ export function createServices(parts: ServiceParts) {
       vectorIndexMemory: () => index.memory(),
     },
     documents: {
-      ingestEmbedding: embeddingIngester.ingest.bind(embeddingIngester),
+      ingestEmbedding: async (...args: Parameters<EmbeddingIngester['ingest']>) => {
+        const stored = await embeddingIngester.ingest(...args);
+        parts.onPagesIngested?.(1);
+        return stored;
+      },
       getByTask: bind(db, getDocumentByTask),
       get: bind(db, getDocument),
       getLatestByExternalId: bind(db, getLatestByExternalId),
@@ -91,7 +99,12 @@ export function createServices(parts: ServiceParts) {
       acceptUrl: bind(accept, acceptUrl),
       openDocumentFile: bind(accept, openDocumentFile),
     },
-    search: (workspaceId: number, req: SearchRequest) => searchPages({ db, index, embedder, optimizer }, workspaceId, req),
+    search: async (workspaceId: number, req: SearchRequest) => {
+      const started = performance.now();
+      const response = await searchPages({ db, index, embedder, optimizer }, workspaceId, req);
+      parts.onSearch?.(req.alpha ?? 1, (performance.now() - started) / 1000);
+      return response;
+    },
     answer: (workspaceId: number, req: AnswerRequest, onLlmError: (error: unknown) => void) =>
       answerQuestion({ db, index, embedder, llm, optimizer, onLlmError }, workspaceId, req),
     extractions: {

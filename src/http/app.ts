@@ -77,6 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   registerAuth(app, deps.keys, deps.rateLimiter);
+  if (deps.metrics && config.metricsToken) deps.metrics.register(app, config.metricsToken);
   await app.register(healthRoutes(deps));
   await app.register(documentRoutes(deps), { prefix: '/api/v1' });
   await app.register(ingestRoutes(deps), { prefix: '/api/v1' });

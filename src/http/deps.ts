@@ -12,6 +12,7 @@ import type {
 import type { Config } from '../config.js';
 import type { Services } from '../services.js';
 import type { KeyResolver } from '../workspaces/keys.js';
+import type { Metrics } from './metrics.js';
 import type { RateLimiter } from './rate-limit.js';
 
 export interface AppDeps {
@@ -20,6 +21,8 @@ export interface AppDeps {
   services: Services;
   keys: KeyResolver;
   rateLimiter: RateLimiter | null;
+  /** Counts requests and serves GET /metrics; null when FOLIO_METRICS_TOKEN is unset. */
+  metrics?: Metrics | null;
   /** false silences request logs (tests); otherwise pino at config.logLevel. */
   logger?: boolean;
 }

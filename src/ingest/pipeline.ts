@@ -16,6 +16,8 @@ import { segmentPage } from '../text/segmentation.js';
 export interface IngestDeps extends SourceDeps {
   db: Kysely<Database>;
   embedder: EmbeddingProvider;
+  /** Told of the pages each ingested document stored. */
+  onPagesIngested?: (pages: number) => void;
 }
 
 // What a document ingested from a file or URL carries into the store.
@@ -139,6 +141,7 @@ async function processFile(
     await insertPages(trx, ctx.task.workspace_id, doc.id, newPages);
     return { documentId: doc.id, message: completionMessage(parsed), result: doc.id };
   });
+  deps.onPagesIngested?.(newPages.length);
 }
 
 /** What the task says when done: how many pages, and which came from OCR or were left unread. */

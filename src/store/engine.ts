@@ -27,12 +27,26 @@ export interface LocalWrites {
   readonly count: number;
 }
 
+/** The connection pool right now (the embedded engine is one session: a pool of one). */
+export interface ConnectionUse {
+  max: number;
+  open: number;
+  idle: number;
+  /** Callers waiting for a connection. */
+  waiting: number;
+}
+
 export interface Store {
   db: Kysely<Database>;
   engine: Engine;
   /** Set on the embedded engine, whose data directory one process holds; null on the server engine. */
   localWrites: LocalWrites | null;
+  connections(): ConnectionUse;
   close(): Promise<void>;
+}
+
+function connectionUse(pool: pg.Pool, max: number): () => ConnectionUse {
+  return () => ({ max, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
 }
 
 export interface StoreOptions {
@@ -57,7 +71,8 @@ export interface StoreOptions {
 
 
 async function openPostgres(options: StoreOptions): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: options.databaseUrl!, max: options.poolSize ?? 10 });
+  const max = options.poolSize ?? 10;
+  const pool = new pg.Pool({ connectionString: options.databaseUrl!, max });
   // Session settings on each new connection (not through the URL's `options`, which a
   // DATABASE_URL may set itself): a runaway query must not hold a connection forever.
   const settings = ['SET statement_timeout = 30000'];
@@ -69,7 +84,7 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
     // Idle clients that lose their connection are discarded by the pool; nothing to do.
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: translatingPool(pool) }) });
-  return { db, engine: 'postgres', localWrites: null, close: () => db.destroy() };
+  return { db, engine: 'postgres', localWrites: null, connections: connectionUse(pool, max), close: () => db.destroy() };
 }
 
 // PGlite runs each statement synchronously on this thread and advances its queue in
@@ -116,6 +131,7 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
       db,
       engine: 'pglite',
       localWrites,
+      connections: connectionUse(pool, 1),
       close: async () => {
         try {
           await db.destroy();
