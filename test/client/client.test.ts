@@ -1,7 +1,8 @@
 // The TypeScript client (clients/typescript) against the real service listening on a port:
-// uploads from a path, a File and bytes, waiting for tasks with progress, a failing task,
-// embedding ingest, versions, search, answers, the paging iterators, and the API's error
-// responses as FolioErrors.
+// uploads from a path, a File and bytes, a URL served locally, waiting for tasks with
+// progress, a failing task, embedding ingest, versions, search, answers, the paging
+// iterators, and the API's error responses as FolioErrors.
+import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,14 +26,21 @@ describe('TypeScript client', () => {
   let t: TestApp;
   let baseUrl: string;
   let folio: FolioClient;
+  // What URL ingestion fetches.
+  const site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('Harbour log. The ferry leaves at noon.'));
 
   beforeAll(async () => {
-    t = await startTestApp('pglite');
+    t = await startTestApp('pglite', { env: { FOLIO_URL_ALLOWLIST: '127.0.0.1' } });
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     baseUrl = `http://127.0.0.1:${(t.app.server.address() as net.AddressInfo).port}`;
     folio = new FolioClient({ baseUrl, apiKey: KEYS.write });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   });
-  afterAll(async () => t?.close());
+  afterAll(async () => {
+    site.closeAllConnections();
+    await new Promise((resolve) => site.close(resolve));
+    await t?.close();
+  });
 
   it('uploads a file by path, reports the task as it goes, then reads the document', async () => {
     const file = path.join(CORPUS_DOCS, 'pdf/text/pdflatex-4-pages.pdf');
@@ -65,6 +73,16 @@ describe('TypeScript client', () => {
 
     const { results } = await folio.search({ query: 'walking on imported air', alpha: 0, top_k: 1 });
     expect(results[0]).toMatchObject({ document_id: document.id, keyword_score: expect.any(Number) });
+  });
+
+  it('ingests a URL', async () => {
+    const url = `http://127.0.0.1:${(site.address() as net.AddressInfo).port}/harbour.txt`;
+    const receipt = await folio.ingestUrl(url, { externalId: 'harbour', metadata: { source: 'web' } });
+    expect(receipt.task_identifier).toMatch(/^IngestUrl:/);
+    await folio.waitForTask(receipt.task_identifier, { intervalMs: 20 });
+    const document = await folio.getDocumentByExternalId('harbour');
+    expect(document).toMatchObject({ file_url: url, document_metadata: { source: 'web' } });
+    expect(document.pages[0].content).toContain('The ferry leaves at noon.');
   });
 
   it('throws FolioTaskFailedError when the task fails', async () => {

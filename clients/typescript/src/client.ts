@@ -125,7 +125,13 @@ export class FolioClient {
     signal?.addEventListener('abort', forward, { once: true });
     if (signal?.aborted) forward();
     let timedOut = false;
-    const timer = timeoutMs === undefined ? undefined : setTimeout(() => ((timedOut = true), stop.abort()), timeoutMs);
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            stop.abort();
+          }, timeoutMs);
     let last: TaskStatus | undefined;
     try {
       for (;;) {
