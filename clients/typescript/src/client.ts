@@ -1,0 +1,246 @@
+// FolioClient: the hand-written helpers over the generated types (uploads, waiting for a
+// task, paging, errors thrown as FolioError), with the openapi-fetch client as `raw` for
+// every route the helpers do not wrap.
+import createClient, { type Client } from 'openapi-fetch';
+import { FolioError, FolioTaskFailedError, FolioTaskTimeoutError } from './errors.js';
+import type { paths } from './schema.js';
+import type {
+  Answer,
+  AnswerRequest,
+  Document,
+  DocumentWithPages,
+  Extraction,
+  ExtractionResult,
+  IngestReceipt,
+  Metadata,
+  SearchRequest,
+  SearchResponse,
+  TaskStatus,
+} from './types.js';
+
+export interface FolioClientOptions {
+  /** Where Folio answers, such as `http://127.0.0.1:8080`; the API's paths start with `/api/v1`. */
+  baseUrl: string;
+  /** Sent as `X-API-Key` on every request, `raw` ones included. */
+  apiKey?: string;
+  /** A fetch to use instead of the global one (a proxy agent, retries, a test double). */
+  fetch?: (request: Request) => Promise<Response>;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+export interface IngestOptions extends RequestOptions {
+  metadata?: Metadata;
+  /** Ingesting an external id that exists adds a version of that document. */
+  externalId?: string;
+}
+
+export interface EmbeddingIngest extends IngestOptions {
+  content: string;
+  /** 1536 numbers; the service normalises the vector. */
+  embedding: number[];
+}
+
+/**
+ * A file to upload: a path (Node only; streamed from disk), a Blob or File (a File's name is
+ * sent), or bytes with the file name to send. The service detects the format from the bytes;
+ * the name and type are hints.
+ */
+export type UploadSource = string | Blob | { data: BlobPart; name: string; type?: string };
+
+export interface WaitOptions extends RequestOptions {
+  /** Called with the first status read and with every status that differs from the one before. */
+  onProgress?: (status: TaskStatus) => void;
+  /** Between two polls; 500 ms unless given. */
+  intervalMs?: number;
+  /** Give up (FolioTaskTimeoutError) when the task has not ended this long after the call. */
+  timeoutMs?: number;
+}
+
+export interface PageOptions extends RequestOptions {
+  /** Items per request, 1 to 1000; 100 unless given. */
+  pageSize?: number;
+}
+
+type Result<T> = { data?: T; error?: unknown; response: Response };
+
+/** The body of a successful openapi-fetch call, or the FolioError of its error response. */
+export async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw FolioError.fromResponse(response.status, error);
+  return data as T;
+}
+
+export class FolioClient {
+  /** The typed openapi-fetch client over every route; pass its calls to `unwrap` for FolioErrors. */
+  readonly raw: Client<paths>;
+
+  constructor(options: FolioClientOptions) {
+    this.raw = createClient<paths>({
+      baseUrl: options.baseUrl,
+      fetch: options.fetch,
+      headers: options.apiKey === undefined ? undefined : { 'X-API-Key': options.apiKey },
+    });
+  }
+
+  /** Uploads a file for ingestion; the document exists once its task completes (waitForTask). */
+  async upload(source: UploadSource, { metadata, externalId, signal }: IngestOptions = {}): Promise<IngestReceipt> {
+    const form = new FormData();
+    if (externalId !== undefined) form.append('external_id', externalId);
+    if (metadata !== undefined) form.append('metadata', JSON.stringify(metadata));
+    const [file, name] = await fileOf(source);
+    form.append('file', file, name);
+    // The OpenAPI document describes this multipart body in words only, so it has no type.
+    const receipt = await unwrap(this.raw.POST('/api/v1/documents/ingest', { body: form as never, signal }));
+    return receipt.data;
+  }
+
+  /** Ingests the document at an http(s) URL, fetched by the service (asynchronous like upload). */
+  async ingestUrl(url: string, { metadata, externalId, signal }: IngestOptions = {}): Promise<IngestReceipt> {
+    const body = { url, metadata, external_id: externalId };
+    return (await unwrap(this.raw.POST('/api/v1/documents/ingest/url', { body, signal }))).data;
+  }
+
+  /** Stores a one-page document with its precomputed embedding; searchable when this resolves. */
+  async ingestEmbedding({ content, embedding, metadata, externalId, signal }: EmbeddingIngest): Promise<IngestReceipt> {
+    const body = { content, embedding, metadata, external_id: externalId };
+    return (await unwrap(this.raw.POST('/api/v1/documents/ingest/embedding', { body, signal }))).data;
+  }
+
+  async taskStatus(taskId: string, { signal }: RequestOptions = {}): Promise<TaskStatus> {
+    const params = { path: { task_identifier: taskId } };
+    return (await unwrap(this.raw.GET('/api/v1/tasks/status/{task_identifier}', { params, signal }))).data;
+  }
+
+  /**
+   * Polls a task until it ends: resolves to its COMPLETED status, throws FolioTaskFailedError
+   * when it FAILED, FolioTaskTimeoutError past `timeoutMs`, and the signal's reason on abort.
+   */
+  async waitForTask(taskId: string, { onProgress, intervalMs = 500, timeoutMs, signal }: WaitOptions = {}): Promise<TaskStatus> {
+    // One signal for the polls and the pauses between them, aborted by the caller or the timeout.
+    const stop = new AbortController();
+    const forward = () => stop.abort(signal?.reason);
+    signal?.addEventListener('abort', forward, { once: true });
+    if (signal?.aborted) forward();
+    let timedOut = false;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            stop.abort();
+          }, timeoutMs);
+    let last: TaskStatus | undefined;
+    try {
+      for (;;) {
+        const status = await this.taskStatus(taskId, { signal: stop.signal });
+        if (!last || status.status !== last.status || status.progress !== last.progress || status.message !== last.message) onProgress?.(status);
+        last = status;
+        if (status.status === 'COMPLETED') return status;
+        if (status.status === 'FAILED') throw new FolioTaskFailedError(taskId, status);
+        await sleep(intervalMs, stop.signal);
+      }
+    } catch (error) {
+      if (timedOut) throw new FolioTaskTimeoutError(taskId, timeoutMs!, last);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', forward);
+    }
+  }
+
+  /** A document with its pages, by internal id. */
+  async getDocument(documentId: number, { signal }: RequestOptions = {}): Promise<DocumentWithPages> {
+    const params = { path: { document_id: documentId } };
+    return (await unwrap(this.raw.GET('/api/v1/documents/internal/{document_id}', { params, signal }))).data;
+  }
+
+  /** The document a completed ingestion task created, with its pages. */
+  async getDocumentByTask(taskId: string, { signal }: RequestOptions = {}): Promise<DocumentWithPages> {
+    const params = { path: { task_identifier: taskId } };
+    return (await unwrap(this.raw.GET('/api/v1/documents/task/{task_identifier}', { params, signal }))).data;
+  }
+
+  /** The latest version of a document by external id, with its pages. */
+  async getDocumentByExternalId(externalId: string, { signal }: RequestOptions = {}): Promise<DocumentWithPages> {
+    const params = { path: { external_id: externalId } };
+    return (await unwrap(this.raw.GET('/api/v1/documents/external/{external_id}', { params, signal }))).data;
+  }
+
+  /** Every version of a document by external id, newest first (the API answers them in one list). */
+  async versions(externalId: string, { signal }: RequestOptions = {}): Promise<Document[]> {
+    const params = { path: { external_id: externalId } };
+    return (await unwrap(this.raw.GET('/api/v1/documents/external/{external_id}/versions', { params, signal }))).data;
+  }
+
+  /** Hybrid page search; the body is the API's (`query` or `embedding`, `alpha`, `top_k`, filters...). */
+  async search(body: SearchRequest, { signal }: RequestOptions = {}): Promise<SearchResponse> {
+    return (await unwrap(this.raw.POST('/api/v1/documents/search/pages', { body, signal }))).data;
+  }
+
+  /** An answer to a question from the documents under the filters, with its sources. */
+  async answer(body: AnswerRequest, { signal }: RequestOptions = {}): Promise<Answer> {
+    return (await unwrap(this.raw.POST('/api/v1/documents/answer', { body, signal }))).data;
+  }
+
+  /** The workspace's extractions, newest first, fetched a page at a time. */
+  extractions({ pageSize = 100, signal }: PageOptions = {}): AsyncGenerator<Extraction> {
+    return paged(pageSize, async (limit, offset) => {
+      const params = { query: { limit, offset } };
+      return (await unwrap(this.raw.GET('/api/v1/extractions', { params, signal }))).data;
+    });
+  }
+
+  /** The results of an extraction's runs, newest first, fetched a page at a time. */
+  extractionResults(extractionId: number, { pageSize = 100, signal }: PageOptions = {}): AsyncGenerator<ExtractionResult> {
+    return paged(pageSize, async (limit, offset) => {
+      const params = { path: { extraction_id: extractionId }, query: { limit, offset } };
+      return (await unwrap(this.raw.GET('/api/v1/extractions/{extraction_id}/results', { params, signal }))).data;
+    });
+  }
+}
+
+/**
+ * Every item of a list the API pages with limit and offset. The lists are newest first, so
+ * an item added meanwhile pushes the last one seen into the next page: seen ids are skipped.
+ */
+async function* paged<T extends { id: number }>(pageSize: number, fetchPage: (limit: number, offset: number) => Promise<T[]>): AsyncGenerator<T> {
+  const seen = new Set<number>();
+  for (let offset = 0; ; ) {
+    const page = await fetchPage(pageSize, offset);
+    for (const item of page) {
+      if (seen.has(item.id)) continue;
+      seen.add(item.id);
+      yield item;
+    }
+    if (page.length < pageSize) return;
+    offset += page.length;
+  }
+}
+
+async function fileOf(source: UploadSource): Promise<[Blob, string | undefined]> {
+  if (typeof source === 'string') {
+    // Imported only for a path, so that the client still loads where there is no file system.
+    const [{ openAsBlob }, { basename }] = await Promise.all([import('node:fs'), import('node:path')]);
+    return [await openAsBlob(source), basename(source)];
+  }
+  if (source instanceof Blob) return [source, source instanceof File ? source.name : undefined];
+  return [new Blob([source.data], { type: source.type }), source.name];
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const abort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', abort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', abort, { once: true });
+  });
+}

@@ -1,0 +1,23 @@
+// Named shapes of the API, read off the generated `paths` so that they follow every
+// regeneration of schema.ts.
+import type { paths } from './schema.js';
+
+type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+type Ok<O> = O extends { responses: { 200: infer R } } ? Json<R> : O extends { responses: { 201: infer R } } ? Json<R> : never;
+type RequestJson<O> = O extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+type OkData<O> = Ok<O> extends { data: infer D } ? D : never;
+
+export type IngestReceipt = OkData<paths['/api/v1/documents/ingest/embedding']['post']>;
+export type TaskStatus = OkData<paths['/api/v1/tasks/status/{task_identifier}']['get']>;
+export type Document = OkData<paths['/api/v1/documents/external/{external_id}/versions']['get']>[number];
+export type DocumentWithPages = OkData<paths['/api/v1/documents/internal/{document_id}']['get']>;
+export type SearchRequest = RequestJson<paths['/api/v1/documents/search/pages']['post']>;
+export type SearchResponse = OkData<paths['/api/v1/documents/search/pages']['post']>;
+export type SearchResult = SearchResponse['results'][number];
+export type AnswerRequest = RequestJson<paths['/api/v1/documents/answer']['post']>;
+export type Answer = OkData<paths['/api/v1/documents/answer']['post']>;
+export type Extraction = OkData<paths['/api/v1/extractions/{extraction_id}']['get']>;
+export type ExtractionResult = OkData<paths['/api/v1/extractions/results/internal/{result_id}']['get']>;
+
+/** Free-form document metadata: primitives, arrays and nested objects. */
+export type Metadata = Record<string, unknown>;
