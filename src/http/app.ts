@@ -6,8 +6,9 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { parseRequestJson } from '../text/json-text.js';
 import { ValidationError, errors } from '../errors.js';
+import { VERSION } from '../version.js';
 import { registerAuth } from './auth.js';
-import { API_VERSION, errorBody } from './envelope.js';
+import { errorBody } from './envelope.js';
 import type { AppDeps } from './deps.js';
 import { registerConsole } from './console.js';
 import { createErrorHandler, handleClientError, handleFrameworkError } from './errors.js';
@@ -69,7 +70,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Folio', description: 'Document retrieval and extraction service', version: API_VERSION },
+      info: { title: 'Folio', description: 'Document retrieval and extraction service', version: VERSION },
       components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
       security: [{ ApiKey: [] }],
     },
