@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, type Config, type Scope } from './config.js';
 import { startRuntime, type Role } from './runtime.js';
 import { migrateToLatest, openStore, type Store } from './store/engine.js';
 import { DataDirLockedError } from './store/lock.js';
+import { VERSION } from './version.js';
 import { createKey, listKeys, revokeKey } from './workspaces/keys.js';
 
 const USAGE = `Usage:
@@ -14,7 +15,8 @@ const USAGE = `Usage:
   folio migrate                    apply pending database migrations and exit
   folio keys create --workspace W --scope read|write|admin [--label L]
   folio keys list
-  folio keys revoke <id-or-prefix>`;
+  folio keys revoke <id-or-prefix>
+  folio --version                  print the version`;
 
 async function open(config: Config): Promise<Store> {
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, cacheMb: config.embeddedCacheMb });
@@ -83,8 +85,13 @@ async function keysCommand(config: Config, args: string[]): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const config = loadConfig();
   const [command, ...args] = argv;
+  // Before the configuration is read: the version needs none, and answers even when it is invalid.
+  if (command === '--version' || command === '-v') {
+    console.log(VERSION);
+    return;
+  }
+  const config = loadConfig();
   switch (command) {
     case 'serve': {
       const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });

@@ -6,8 +6,9 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { parseRequestJson } from '../text/json-text.js';
 import { ValidationError, errors } from '../errors.js';
+import { VERSION } from '../version.js';
 import { registerAuth } from './auth.js';
-import { API_VERSION, errorBody } from './envelope.js';
+import { errorBody } from './envelope.js';
 import type { AppDeps } from './deps.js';
 import { registerConsole } from './console.js';
 import { createErrorHandler, handleClientError, handleFrameworkError } from './errors.js';
@@ -69,7 +70,27 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Folio', description: 'Document retrieval and extraction service', version: API_VERSION },
+      info: {
+        title: 'Folio',
+        description:
+          'Self-hosted document retrieval and extraction: ingest files, URLs or precomputed embeddings, search ' +
+          'their pages by a hybrid of semantic and keyword relevance, answer questions citing the pages, and ' +
+          'extract records described by a JSON Schema. Every /api/v1 request carries an API key in X-API-Key.',
+        version: VERSION,
+        license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
+      },
+      // Relative, so resolved against the URL this document was read from: the instance that
+      // serves it, behind whatever host, port or proxy, which Folio itself cannot know.
+      servers: [{ url: '/', description: 'The Folio instance serving this document' }],
+      tags: [
+        { name: 'documents', description: 'Ingestion, documents and their pages, paragraphs and sentences, metadata, deletion' },
+        { name: 'search', description: 'Hybrid page search' },
+        { name: 'answer', description: 'Answers from the documents, citing their sources' },
+        { name: 'extractions', description: 'Records extracted by a JSON Schema from a URL, an upload or a document' },
+        { name: 'tasks', description: 'The status of asynchronous ingestion and extraction tasks' },
+        { name: 'keys', description: "API keys of the caller's workspace (admin scope)" },
+        { name: 'health', description: 'Liveness and readiness, without a key' },
+      ],
       components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } } },
       security: [{ ApiKey: [] }],
     },

@@ -1,8 +1,7 @@
 // The response envelope of decisions.md and the shapes of error bodies.
 import type { AppError } from '../errors.js';
+import { VERSION } from '../version.js';
 import type { RequestValidationError } from './validation.js';
-
-export const API_VERSION = '1.0.0';
 
 /** How a route answers: inside the envelope, as the bare object, or as `{data}`. */
 export type ResponseShape = 'envelope' | 'bare' | 'data';
@@ -15,7 +14,7 @@ export interface Envelope<T> {
 }
 
 function meta(): Envelope<unknown>['meta'] {
-  return { timestamp: new Date().toISOString(), version: API_VERSION };
+  return { timestamp: new Date().toISOString(), version: VERSION };
 }
 
 export interface SuccessEnvelope<T> extends Envelope<T> {

@@ -1,5 +1,6 @@
 // Request and response schemas shared by routes: declared once, they validate requests,
 // type the handlers and document the API in /openapi.json.
+import type { SwaggerTransform } from '@fastify/swagger';
 import { Type, type TSchema, type Static, type TUnsafe } from 'typebox';
 
 /** `T | null` as one JSON Schema type list (cleaner 422s than an anyOf). */
@@ -134,3 +135,15 @@ export const TaskStatus = Type.Object({
 
 /** What an upload endpoint takes, for its OpenAPI description. */
 export const UPLOAD_FORMATS = 'PDF, DOCX, HTML, Markdown, plain text and images (PNG, JPEG, TIFF, WebP; read by OCR), detected from the bytes; at most FOLIO_MAX_FILE_MB.';
+
+/** The file part of an upload form. */
+export const UploadedFile = Type.String({ format: 'binary', description: UPLOAD_FORMATS });
+
+/**
+ * A multipart form, in /openapi.json only (set as the route's `config.swaggerTransform`):
+ * upload routes read their parts themselves (upload-form.ts), and a body schema given to
+ * Fastify would validate a body that multipart requests never have.
+ */
+export function documentedForm(form: TSchema): SwaggerTransform {
+  return ({ schema, url }) => ({ schema: { ...schema, body: form }, url });
+}

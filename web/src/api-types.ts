@@ -8,24 +8,7 @@ export interface paths {
             cookie?: never;
         };
         /** The process is alive */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
@@ -42,24 +25,7 @@ export interface paths {
             cookie?: never;
         };
         /** The database answers */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -78,268 +44,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Create a document from a precomputed embedding (synchronous) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        embedding: number[];
-                        content: string;
-                        /** @description Free-form metadata: primitives, arrays and nested objects */
-                        metadata?: {
-                            [key: string]: unknown;
-                        } | null;
-                        external_id?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                task_identifier: string;
-                                file_path: string;
-                                external_id: string | null;
-                                document_id?: number;
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["ingestEmbedding"];
         delete?: never;
         options?: never;
         head?: never;
@@ -354,272 +59,7 @@ export interface paths {
             cookie?: never;
         };
         /** The document created by a task, with pages */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    task_identifier: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                                external_id: string | null;
-                                file_path: string;
-                                file_url: string | null;
-                                /** @description Free-form metadata: primitives, arrays and nested objects */
-                                document_metadata: {
-                                    [key: string]: unknown;
-                                };
-                                pages: {
-                                    /** @description The page id, for GET /api/v1/documents/content/pages/{page_id} */
-                                    id: number;
-                                    content: string;
-                                    page_number: number;
-                                }[];
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getDocumentByTask"];
         put?: never;
         post?: never;
         delete?: never;
@@ -636,525 +76,11 @@ export interface paths {
             cookie?: never;
         };
         /** A document by internal id, with pages */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    document_id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                                external_id: string | null;
-                                file_path: string;
-                                file_url: string | null;
-                                /** @description Free-form metadata: primitives, arrays and nested objects */
-                                document_metadata: {
-                                    [key: string]: unknown;
-                                };
-                                pages: {
-                                    /** @description The page id, for GET /api/v1/documents/content/pages/{page_id} */
-                                    id: number;
-                                    content: string;
-                                    page_number: number;
-                                }[];
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getDocument"];
         put?: never;
         post?: never;
         /** Delete a document by internal id */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    document_id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                deleted_count: number;
-                                deleted_ids: number[];
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteDocument"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1168,527 +94,11 @@ export interface paths {
             cookie?: never;
         };
         /** The latest version of a document by external id, with pages */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    external_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                                external_id: string | null;
-                                file_path: string;
-                                file_url: string | null;
-                                /** @description Free-form metadata: primitives, arrays and nested objects */
-                                document_metadata: {
-                                    [key: string]: unknown;
-                                };
-                                pages: {
-                                    /** @description The page id, for GET /api/v1/documents/content/pages/{page_id} */
-                                    id: number;
-                                    content: string;
-                                    page_number: number;
-                                }[];
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getDocumentByExternalId"];
         put?: never;
         post?: never;
         /** Delete the latest version (latest_only=true) or all versions of a document */
-        delete: {
-            parameters: {
-                query: {
-                    latest_only: boolean;
-                };
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    external_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                deleted_count: number;
-                                deleted_ids: number[];
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteDocumentByExternalId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1702,266 +112,7 @@ export interface paths {
             cookie?: never;
         };
         /** All versions of a document by external id, newest first */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    external_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                                external_id: string | null;
-                                file_path: string;
-                                file_url: string | null;
-                                /** @description Free-form metadata: primitives, arrays and nested objects */
-                                document_metadata: {
-                                    [key: string]: unknown;
-                                };
-                            }[];
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listDocumentVersions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1978,143 +129,7 @@ export interface paths {
             cookie?: never;
         };
         /** A page (no envelope); with include_paragraphs=true, its paragraphs and sentences */
-        get: {
-            parameters: {
-                query: {
-                    include_paragraphs: boolean;
-                };
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    page_id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: number;
-                            document_id: number;
-                            page_number: number;
-                            content: string;
-                            /** @description UTC date-time without zone suffix */
-                            created_at: string;
-                            paragraphs?: {
-                                id: number;
-                                page_id: number;
-                                paragraph_index: number;
-                                content: string;
-                                /** Format: date-time */
-                                created_at: string;
-                                sentences: {
-                                    id: number;
-                                    paragraph_id: number;
-                                    sentence_index: number;
-                                    content: string;
-                                    /** Format: date-time */
-                                    created_at: string;
-                                }[];
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getPage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2131,133 +146,7 @@ export interface paths {
             cookie?: never;
         };
         /** A paragraph with its sentences (no envelope) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    paragraph_id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: number;
-                            page_id: number;
-                            paragraph_index: number;
-                            content: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            sentences: {
-                                id: number;
-                                paragraph_id: number;
-                                sentence_index: number;
-                                content: string;
-                                /** Format: date-time */
-                                created_at: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getParagraph"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2280,278 +169,7 @@ export interface paths {
         options?: never;
         head?: never;
         /** Apply a JSON Merge Patch to the metadata of the latest version */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    external_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Free-form metadata: primitives, arrays and nested objects */
-                        metadata: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                status: boolean;
-                                data: {
-                                    id: number;
-                                    /** Format: date-time */
-                                    created_at: string;
-                                    /** Format: date-time */
-                                    updated_at: string;
-                                    external_id: string | null;
-                                    file_path: string;
-                                    file_url: string | null;
-                                    /** @description Free-form metadata: primitives, arrays and nested objects */
-                                    document_metadata: {
-                                        [key: string]: unknown;
-                                    };
-                                };
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        patch: operations["patchDocumentMetadata"];
         trace?: never;
     };
     "/api/v1/documents/delete/external/{external_id}/preview": {
@@ -2562,258 +180,7 @@ export interface paths {
             cookie?: never;
         };
         /** Preview what the delete by external id would remove */
-        get: {
-            parameters: {
-                query: {
-                    latest_only: boolean;
-                };
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    external_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                document_count: number;
-                                document_ids: number[];
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["previewDeleteByExternalId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2832,271 +199,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Preview the documents matching metadata and date filters (deletes nothing) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
-                        metadata_filter?: {
-                            [key: string]: unknown;
-                        } | null;
-                        /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
-                        created_at_filter?: {
-                            [key: string]: unknown;
-                        } | null;
-                        /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
-                        updated_at_filter?: {
-                            [key: string]: unknown;
-                        } | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                document_count: number;
-                                document_ids: number[];
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["previewDeleteByFilter"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3116,256 +219,7 @@ export interface paths {
          * Upload a file (multipart: file, external_id?, metadata? as a JSON object string) and start processing
          * @description PDF, DOCX, HTML, Markdown, plain text and images (PNG, JPEG, TIFF, WebP; read by OCR), detected from the bytes; at most FOLIO_MAX_FILE_MB.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                task_identifier: string;
-                                file_path: string;
-                                external_id: string | null;
-                                document_id?: number;
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["ingestFile"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3382,267 +236,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Ingest a document fetched from an http(s) URL (asynchronous) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        url: string;
-                        external_id?: string | null;
-                        /** @description Free-form metadata: primitives, arrays and nested objects */
-                        metadata?: {
-                            [key: string]: unknown;
-                        } | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                task_identifier: string;
-                                file_path: string;
-                                external_id: string | null;
-                                document_id?: number;
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["ingestUrl"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3657,235 +251,7 @@ export interface paths {
             cookie?: never;
         };
         /** The original file of a document ingested from a file or a URL */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    document_id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["downloadDocumentFile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3904,295 +270,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Hybrid page search: relevance = alpha x semantic + (1 - alpha) x keyword */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        query?: string | null;
-                        embedding?: number[] | null;
-                        /** @default 1 */
-                        alpha: number;
-                        /** @default 10 */
-                        top_k: number;
-                        /** @default 0 */
-                        min_relevance: number;
-                        /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
-                        metadata_filter?: {
-                            [key: string]: unknown;
-                        } | null;
-                        /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
-                        created_at_filter?: {
-                            [key: string]: unknown;
-                        } | null;
-                        /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
-                        updated_at_filter?: {
-                            [key: string]: unknown;
-                        } | null;
-                        /** @default false */
-                        optimize_query: boolean;
-                        /** @default false */
-                        optimize_metadata: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                results: {
-                                    content: string;
-                                    document_id: number;
-                                    id: number;
-                                    page_number: number;
-                                    relevance: number;
-                                    semantic_score: number;
-                                    keyword_score: number;
-                                }[];
-                                optimized_query: string;
-                                /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
-                                optimized_metadata: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["searchDocuments"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4212,307 +290,7 @@ export interface paths {
          * Answer a question from the documents matching the filters, citing its sources
          * @description Retrieves pages with the hybrid search, then answers: with a language model, a grounded answer whose citations are checked against the retrieved pages; otherwise (or when the model fails or cites nothing retrieved) an extractive answer from the best sentences. Marker [n] in the answer refers to sources[n-1]. The x-folio-answer-mode header says which: llm, extractive, fallback or none.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        question: string;
-                        /**
-                         * @default MARKDOWN
-                         * @enum {string}
-                         */
-                        format: "MARKDOWN" | "PLAIN_TEXT";
-                        /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
-                        metadata_filter?: {
-                            [key: string]: unknown;
-                        } | null;
-                        /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
-                        created_at_filter?: {
-                            [key: string]: unknown;
-                        } | null;
-                        /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
-                        updated_at_filter?: {
-                            [key: string]: unknown;
-                        } | null;
-                        /** @default false */
-                        optimize_metadata: boolean;
-                        /** @default false */
-                        optimize_question: boolean;
-                        /**
-                         * @description Most sources returned
-                         * @default 5
-                         */
-                        top_k: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                answer: string;
-                                /**
-                                 * @default MARKDOWN
-                                 * @enum {string}
-                                 */
-                                format: "MARKDOWN" | "PLAIN_TEXT";
-                                sources: {
-                                    document_id: number;
-                                    page_number: number;
-                                    /** @description Retrieval relevance of the page, four decimals */
-                                    relevance: string;
-                                    /** @description Free-form metadata: primitives, arrays and nested objects */
-                                    document_metadata: {
-                                        [key: string]: unknown;
-                                    };
-                                    /** @description Sentences of the page the answer drew on */
-                                    sentence_ids: number[];
-                                }[];
-                                optimized_question: string;
-                                /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
-                                optimized_metadata: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["answerQuestion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4527,542 +305,13 @@ export interface paths {
             cookie?: never;
         };
         /** The extractions of the workspace, newest first */
-        get: {
-            parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
-                };
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                name: string;
-                                description: string | null;
-                                /** @description The JSON Schema of one record */
-                                schema: {
-                                    [key: string]: unknown;
-                                };
-                                multiple: boolean;
-                                /** Format: date-time */
-                                created_at: string;
-                            }[];
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listExtractions"];
         put?: never;
         /**
          * Create an extraction: a named JSON Schema of the records to extract
          * @description The schema is checked: 422 names each problem (a missing type, an unsupported keyword or format, an invalid pattern).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                        description?: string | null;
-                        /** @description A JSON Schema with "type": "object" and typed "properties" (string, number, integer, boolean, array, object), best with descriptions */
-                        schema: {
-                            [key: string]: unknown;
-                        };
-                        /**
-                         * @description One record per item found (table rows, repeated blocks) instead of one per document
-                         * @default false
-                         */
-                        multiple?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                name: string;
-                                description: string | null;
-                                /** @description The JSON Schema of one record */
-                                schema: {
-                                    [key: string]: unknown;
-                                };
-                                multiple: boolean;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["createExtraction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5077,518 +326,11 @@ export interface paths {
             cookie?: never;
         };
         /** An extraction */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    extraction_id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                name: string;
-                                description: string | null;
-                                /** @description The JSON Schema of one record */
-                                schema: {
-                                    [key: string]: unknown;
-                                };
-                                multiple: boolean;
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getExtraction"];
         put?: never;
         post?: never;
         /** Delete an extraction with its results (runs still queued fail) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    extraction_id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                deleted_count: number;
-                                deleted_ids: number[];
-                                deleted_results: number;
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["deleteExtraction"];
         options?: never;
         head?: never;
         patch?: never;
@@ -5604,167 +346,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Run an extraction on the file at a URL (asynchronous: poll the task, then fetch the result) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        extraction_id: number;
-                        url: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                extraction_id: number;
-                                file_path: string;
-                                /** @description RunExtraction:<uuid> */
-                                task_identifier: string;
-                                document_id?: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["runExtractionOnUrl"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5784,160 +366,7 @@ export interface paths {
          * Run an extraction on an uploaded file (multipart: extraction_id, file)
          * @description PDF, DOCX, HTML, Markdown, plain text and images (PNG, JPEG, TIFF, WebP; read by OCR), detected from the bytes; at most FOLIO_MAX_FILE_MB.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                extraction_id: number;
-                                file_path: string;
-                                /** @description RunExtraction:<uuid> */
-                                task_identifier: string;
-                                document_id?: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["runExtractionOnFile"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5954,167 +383,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Run an extraction on an ingested document (its stored pages) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        extraction_id: number;
-                        document_id: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                extraction_id: number;
-                                file_path: string;
-                                /** @description RunExtraction:<uuid> */
-                                task_identifier: string;
-                                document_id?: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["runExtractionOnDocument"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6129,167 +398,7 @@ export interface paths {
             cookie?: never;
         };
         /** The result of a run by its task identifier (404 saying the task status until it completes) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    task_identifier: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                extraction_id: number;
-                                /** @description The text the run read: GET /api/v1/extractions/documents/{extraction_document_id} */
-                                extraction_document_id: number;
-                                task_identifier: string;
-                                results: {
-                                    [key: string]: unknown;
-                                }[];
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getExtractionResultByTask"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6306,167 +415,7 @@ export interface paths {
             cookie?: never;
         };
         /** A result by id */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    result_id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                extraction_id: number;
-                                /** @description The text the run read: GET /api/v1/extractions/documents/{extraction_document_id} */
-                                extraction_document_id: number;
-                                task_identifier: string;
-                                results: {
-                                    [key: string]: unknown;
-                                }[];
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getExtractionResult"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6483,170 +432,7 @@ export interface paths {
             cookie?: never;
         };
         /** The results of an extraction, newest first */
-        get: {
-            parameters: {
-                query: {
-                    limit: number;
-                    offset: number;
-                };
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    extraction_id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                extraction_id: number;
-                                /** @description The text the run read: GET /api/v1/extractions/documents/{extraction_document_id} */
-                                extraction_document_id: number;
-                                task_identifier: string;
-                                results: {
-                                    [key: string]: unknown;
-                                }[];
-                                /** Format: date-time */
-                                created_at: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listExtractionResults"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6663,173 +449,7 @@ export interface paths {
             cookie?: never;
         };
         /** The text a run read (extraction_document_id of a result), page by page */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    extraction_document_id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                extraction_id: number;
-                                task_identifier: string;
-                                /** @enum {string} */
-                                source: "url" | "file" | "document";
-                                document_id: number | null;
-                                file_path: string;
-                                file_url: string | null;
-                                file_name: string | null;
-                                title: string | null;
-                                pages: {
-                                    page_number: number;
-                                    content: string;
-                                }[];
-                                /** Format: date-time */
-                                created_at: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error_code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getExtractionDocument"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6846,259 +466,7 @@ export interface paths {
             cookie?: never;
         };
         /** Status of any processing task */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    task_identifier: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                title: string;
-                                message: string;
-                                progress: number;
-                                /** @enum {string} */
-                                status: "PENDING" | "PROCESSING" | "RETRYING" | "COMPLETED" | "FAILED";
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getTask"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7115,527 +483,10 @@ export interface paths {
             cookie?: never;
         };
         /** This workspace's API keys (never the keys themselves) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                workspace: string;
-                                scope: string;
-                                prefix: string;
-                                label: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                revoked_at: string | null;
-                            }[];
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listApiKeys"];
         put?: never;
         /** Create an API key for this workspace (the key is shown only in this response) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        scope: "read" | "write" | "admin";
-                        label?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                workspace: string;
-                                scope: string;
-                                prefix: string;
-                                label: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                revoked_at: string | null;
-                                key: string;
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        post: operations["createApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7653,255 +504,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Revoke an API key of this workspace */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description API key; identifies the workspace */
-                    "x-api-key"?: string;
-                };
-                path: {
-                    key_id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                revoked: number;
-                            };
-                            success: boolean;
-                            error: null;
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            detail: {
-                                loc: string[];
-                                msg: string;
-                                type: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: null;
-                            /** @enum {boolean} */
-                            success: false;
-                            error: {
-                                error_code: string;
-                                message: string;
-                            };
-                            meta: {
-                                /** Format: date-time */
-                                timestamp: string;
-                                version: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
+        delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -7918,4 +521,7645 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a request line or header Node cannot parse */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request was not received in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: request headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ready";
+                        /** @enum {string} */
+                        engine: "pglite" | "postgres";
+                        vector_index: {
+                            /** @description Workspaces whose pages are loaded */
+                            workspaces: number;
+                            pages: number;
+                            /** @description Bytes holding page vectors */
+                            vectorBytes: number;
+                            /** @description Address space the vector matrices have grown to (untouched pages take no RAM) */
+                            reservedBytes: number;
+                            /** @description Postings (page, lexeme) of the keyword index */
+                            postings: number;
+                            /** @description Bytes of the keyword index's postings and per-page arrays */
+                            keywordBytes: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: a request line or header Node cannot parse */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request was not received in time */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description HEADERS_TOO_LARGE: request headers over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description The database does not answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "unavailable";
+                        /** @enum {string} */
+                        engine: "pglite" | "postgres";
+                    };
+                };
+            };
+        };
+    };
+    ingestEmbedding: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    embedding: number[];
+                    content: string;
+                    /** @description Free-form metadata: primitives, arrays and nested objects */
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    external_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            task_identifier: string;
+                            file_path: string;
+                            external_id: string | null;
+                            document_id?: number;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getDocumentByTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                task_identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            external_id: string | null;
+                            file_path: string;
+                            file_url: string | null;
+                            /** @description Free-form metadata: primitives, arrays and nested objects */
+                            document_metadata: {
+                                [key: string]: unknown;
+                            };
+                            pages: {
+                                /** @description The page id, for GET /api/v1/documents/content/pages/{page_id} */
+                                id: number;
+                                content: string;
+                                page_number: number;
+                            }[];
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getDocument: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                document_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            external_id: string | null;
+                            file_path: string;
+                            file_url: string | null;
+                            /** @description Free-form metadata: primitives, arrays and nested objects */
+                            document_metadata: {
+                                [key: string]: unknown;
+                            };
+                            pages: {
+                                /** @description The page id, for GET /api/v1/documents/content/pages/{page_id} */
+                                id: number;
+                                content: string;
+                                page_number: number;
+                            }[];
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteDocument: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                document_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            deleted_count: number;
+                            deleted_ids: number[];
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getDocumentByExternalId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            external_id: string | null;
+                            file_path: string;
+                            file_url: string | null;
+                            /** @description Free-form metadata: primitives, arrays and nested objects */
+                            document_metadata: {
+                                [key: string]: unknown;
+                            };
+                            pages: {
+                                /** @description The page id, for GET /api/v1/documents/content/pages/{page_id} */
+                                id: number;
+                                content: string;
+                                page_number: number;
+                            }[];
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteDocumentByExternalId: {
+        parameters: {
+            query: {
+                latest_only: boolean;
+            };
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            deleted_count: number;
+                            deleted_ids: number[];
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listDocumentVersions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            external_id: string | null;
+                            file_path: string;
+                            file_url: string | null;
+                            /** @description Free-form metadata: primitives, arrays and nested objects */
+                            document_metadata: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getPage: {
+        parameters: {
+            query: {
+                include_paragraphs: boolean;
+            };
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                page_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        document_id: number;
+                        page_number: number;
+                        content: string;
+                        /** @description UTC date-time without zone suffix */
+                        created_at: string;
+                        paragraphs?: {
+                            id: number;
+                            page_id: number;
+                            paragraph_index: number;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            sentences: {
+                                id: number;
+                                paragraph_id: number;
+                                sentence_index: number;
+                                content: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getParagraph: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                paragraph_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: number;
+                        page_id: number;
+                        paragraph_index: number;
+                        content: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        sentences: {
+                            id: number;
+                            paragraph_id: number;
+                            sentence_index: number;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    patchDocumentMetadata: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Free-form metadata: primitives, arrays and nested objects */
+                    metadata: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            status: boolean;
+                            data: {
+                                id: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                external_id: string | null;
+                                file_path: string;
+                                file_url: string | null;
+                                /** @description Free-form metadata: primitives, arrays and nested objects */
+                                document_metadata: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    previewDeleteByExternalId: {
+        parameters: {
+            query: {
+                latest_only: boolean;
+            };
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            document_count: number;
+                            document_ids: number[];
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    previewDeleteByFilter: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
+                    metadata_filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
+                    created_at_filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
+                    updated_at_filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            document_count: number;
+                            document_ids: number[];
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    ingestFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description PDF, DOCX, HTML, Markdown, plain text and images (PNG, JPEG, TIFF, WebP; read by OCR), detected from the bytes; at most FOLIO_MAX_FILE_MB.
+                     */
+                    file: string;
+                    /** @description Ingesting an external id again adds a version */
+                    external_id?: string;
+                    /** @description A JSON object, as text: {"team": "finance"} */
+                    metadata?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            task_identifier: string;
+                            file_path: string;
+                            external_id: string | null;
+                            document_id?: number;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    ingestUrl: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    url: string;
+                    external_id?: string | null;
+                    /** @description Free-form metadata: primitives, arrays and nested objects */
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            task_identifier: string;
+                            file_path: string;
+                            external_id: string | null;
+                            document_id?: number;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    downloadDocumentFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                document_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The original file, under the content type it was uploaded or fetched with (application/octet-stream when none was given) */
+            200: {
+                headers: {
+                    /** @description attachment; filename*=UTF-8''<the file name, percent-encoded> */
+                    "content-disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    searchDocuments: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    query?: string | null;
+                    embedding?: number[] | null;
+                    /** @default 1 */
+                    alpha: number;
+                    /** @default 10 */
+                    top_k: number;
+                    /** @default 0 */
+                    min_relevance: number;
+                    /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
+                    metadata_filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
+                    created_at_filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
+                    updated_at_filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @default false */
+                    optimize_query: boolean;
+                    /** @default false */
+                    optimize_metadata: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            results: {
+                                content: string;
+                                document_id: number;
+                                id: number;
+                                page_number: number;
+                                relevance: number;
+                                semantic_score: number;
+                                keyword_score: number;
+                            }[];
+                            optimized_query: string;
+                            /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
+                            optimized_metadata: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    answerQuestion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    question: string;
+                    /**
+                     * @default MARKDOWN
+                     * @enum {string}
+                     */
+                    format: "MARKDOWN" | "PLAIN_TEXT";
+                    /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
+                    metadata_filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
+                    created_at_filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
+                    updated_at_filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @default false */
+                    optimize_metadata: boolean;
+                    /** @default false */
+                    optimize_question: boolean;
+                    /**
+                     * @description Most sources returned
+                     * @default 5
+                     */
+                    top_k: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            answer: string;
+                            /**
+                             * @default MARKDOWN
+                             * @enum {string}
+                             */
+                            format: "MARKDOWN" | "PLAIN_TEXT";
+                            sources: {
+                                document_id: number;
+                                page_number: number;
+                                /** @description Retrieval relevance of the page, four decimals */
+                                relevance: string;
+                                /** @description Free-form metadata: primitives, arrays and nested objects */
+                                document_metadata: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Sentences of the page the answer drew on */
+                                sentence_ids: number[];
+                            }[];
+                            optimized_question: string;
+                            /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
+                            optimized_metadata: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listExtractions: {
+        parameters: {
+            query: {
+                limit: number;
+                offset: number;
+            };
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            name: string;
+                            description: string | null;
+                            /** @description The JSON Schema of one record */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            multiple: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createExtraction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string | null;
+                    /** @description A JSON Schema with "type": "object" and typed "properties" (string, number, integer, boolean, array, object), best with descriptions */
+                    schema: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * @description One record per item found (table rows, repeated blocks) instead of one per document
+                     * @default false
+                     */
+                    multiple?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            name: string;
+                            description: string | null;
+                            /** @description The JSON Schema of one record */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            multiple: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getExtraction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                extraction_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            name: string;
+                            description: string | null;
+                            /** @description The JSON Schema of one record */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            multiple: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteExtraction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                extraction_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            deleted_count: number;
+                            deleted_ids: number[];
+                            deleted_results: number;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    runExtractionOnUrl: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    extraction_id: number;
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            extraction_id: number;
+                            file_path: string;
+                            /** @description RunExtraction:<uuid> */
+                            task_identifier: string;
+                            document_id?: number;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    runExtractionOnFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    extraction_id: number;
+                    /**
+                     * Format: binary
+                     * @description PDF, DOCX, HTML, Markdown, plain text and images (PNG, JPEG, TIFF, WebP; read by OCR), detected from the bytes; at most FOLIO_MAX_FILE_MB.
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            extraction_id: number;
+                            file_path: string;
+                            /** @description RunExtraction:<uuid> */
+                            task_identifier: string;
+                            document_id?: number;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    runExtractionOnDocument: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    extraction_id: number;
+                    document_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            extraction_id: number;
+                            file_path: string;
+                            /** @description RunExtraction:<uuid> */
+                            task_identifier: string;
+                            document_id?: number;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getExtractionResultByTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                task_identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            extraction_id: number;
+                            /** @description The text the run read: GET /api/v1/extractions/documents/{extraction_document_id} */
+                            extraction_document_id: number;
+                            task_identifier: string;
+                            results: {
+                                [key: string]: unknown;
+                            }[];
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getExtractionResult: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                result_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            extraction_id: number;
+                            /** @description The text the run read: GET /api/v1/extractions/documents/{extraction_document_id} */
+                            extraction_document_id: number;
+                            task_identifier: string;
+                            results: {
+                                [key: string]: unknown;
+                            }[];
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listExtractionResults: {
+        parameters: {
+            query: {
+                limit: number;
+                offset: number;
+            };
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                extraction_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            extraction_id: number;
+                            /** @description The text the run read: GET /api/v1/extractions/documents/{extraction_document_id} */
+                            extraction_document_id: number;
+                            task_identifier: string;
+                            results: {
+                                [key: string]: unknown;
+                            }[];
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getExtractionDocument: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                extraction_document_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            extraction_id: number;
+                            task_identifier: string;
+                            /** @enum {string} */
+                            source: "url" | "file" | "document";
+                            document_id: number | null;
+                            file_path: string;
+                            file_url: string | null;
+                            file_name: string | null;
+                            title: string | null;
+                            pages: {
+                                page_number: number;
+                                content: string;
+                            }[];
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error_code: string;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                task_identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            title: string;
+                            message: string;
+                            progress: number;
+                            /** @enum {string} */
+                            status: "PENDING" | "PROCESSING" | "RETRYING" | "COMPLETED" | "FAILED";
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            workspace: string;
+                            scope: string;
+                            prefix: string;
+                            label: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            revoked_at: string | null;
+                        }[];
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    scope: "read" | "write" | "admin";
+                    label?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            workspace: string;
+                            scope: string;
+                            prefix: string;
+                            label: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            revoked_at: string | null;
+                            key: string;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                key_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            revoked: number;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+}

@@ -40,6 +40,7 @@ export function answerRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'read' },
         schema: {
+          operationId: 'answerQuestion',
           tags: ['answer'],
           summary: 'Answer a question from the documents matching the filters, citing its sources',
           description:

@@ -46,6 +46,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'write' },
         schema: {
+          operationId: 'ingestEmbedding',
           tags,
           summary: 'Create a document from a precomputed embedding (synchronous)',
           headers: ApiKeyHeader,
@@ -63,7 +64,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       '/documents/task/:task_identifier',
       {
         config: { scope: 'read' },
-        schema: { tags, summary: 'The document created by a task, with pages', headers: ApiKeyHeader, params: TaskParam, response: { 200: Envelope(DocumentWithPages), ...envelopeErrors } },
+        schema: { operationId: 'getDocumentByTask', tags, summary: 'The document created by a task, with pages', headers: ApiKeyHeader, params: TaskParam, response: { 200: Envelope(DocumentWithPages), ...envelopeErrors } },
       },
       async (request) => envelope(await documents.getByTask(request.principal.workspaceId, request.params.task_identifier)),
     );
@@ -72,7 +73,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       '/documents/internal/:document_id',
       {
         config: { scope: 'read' },
-        schema: { tags, summary: 'A document by internal id, with pages', headers: ApiKeyHeader, params: DocumentIdParam, response: { 200: Envelope(DocumentWithPages), ...envelopeErrors } },
+        schema: { operationId: 'getDocument', tags, summary: 'A document by internal id, with pages', headers: ApiKeyHeader, params: DocumentIdParam, response: { 200: Envelope(DocumentWithPages), ...envelopeErrors } },
       },
       async (request) => envelope(await documents.get(request.principal.workspaceId, request.params.document_id)),
     );
@@ -81,7 +82,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       '/documents/external/:external_id',
       {
         config: { scope: 'read' },
-        schema: { tags, summary: 'The latest version of a document by external id, with pages', headers: ApiKeyHeader, params: ExternalIdParam, response: { 200: Envelope(DocumentWithPages), ...envelopeErrors } },
+        schema: { operationId: 'getDocumentByExternalId', tags, summary: 'The latest version of a document by external id, with pages', headers: ApiKeyHeader, params: ExternalIdParam, response: { 200: Envelope(DocumentWithPages), ...envelopeErrors } },
       },
       async (request) => envelope(await documents.getLatestByExternalId(request.principal.workspaceId, request.params.external_id)),
     );
@@ -90,7 +91,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       '/documents/external/:external_id/versions',
       {
         config: { scope: 'read' },
-        schema: { tags, summary: 'All versions of a document by external id, newest first', headers: ApiKeyHeader, params: ExternalIdParam, response: { 200: Envelope(Type.Array(Document)), ...envelopeErrors } },
+        schema: { operationId: 'listDocumentVersions', tags, summary: 'All versions of a document by external id, newest first', headers: ApiKeyHeader, params: ExternalIdParam, response: { 200: Envelope(Type.Array(Document)), ...envelopeErrors } },
       },
       async (request) => envelope(await documents.listVersions(request.principal.workspaceId, request.params.external_id)),
     );
@@ -100,6 +101,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'read', shape: 'bare' },
         schema: {
+          operationId: 'getPage',
           tags,
           summary: 'A page (no envelope); with include_paragraphs=true, its paragraphs and sentences',
           headers: ApiKeyHeader,
@@ -116,7 +118,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       '/documents/content/paragraphs/:paragraph_id',
       {
         config: { scope: 'read', shape: 'bare' },
-        schema: { tags, summary: 'A paragraph with its sentences (no envelope)', headers: ApiKeyHeader, params: Type.Object({ paragraph_id: Id }), response: { 200: Paragraph, ...bareErrors } },
+        schema: { operationId: 'getParagraph', tags, summary: 'A paragraph with its sentences (no envelope)', headers: ApiKeyHeader, params: Type.Object({ paragraph_id: Id }), response: { 200: Paragraph, ...bareErrors } },
       },
       async (request) => documents.getParagraph(request.principal.workspaceId, request.params.paragraph_id),
     );
@@ -126,6 +128,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'write' },
         schema: {
+          operationId: 'patchDocumentMetadata',
           tags,
           summary: 'Apply a JSON Merge Patch to the metadata of the latest version',
           headers: ApiKeyHeader,
@@ -142,7 +145,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       '/documents/internal/:document_id',
       {
         config: { scope: 'write' },
-        schema: { tags, summary: 'Delete a document by internal id', headers: ApiKeyHeader, params: DocumentIdParam, response: { 200: Envelope(DeleteResult), ...envelopeErrors } },
+        schema: { operationId: 'deleteDocument', tags, summary: 'Delete a document by internal id', headers: ApiKeyHeader, params: DocumentIdParam, response: { 200: Envelope(DeleteResult), ...envelopeErrors } },
       },
       async (request) => envelope(await documents.deleteById(request.principal.workspaceId, request.params.document_id)),
     );
@@ -152,6 +155,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'write' },
         schema: {
+          operationId: 'deleteDocumentByExternalId',
           tags,
           summary: 'Delete the latest version (latest_only=true) or all versions of a document',
           headers: ApiKeyHeader,
@@ -169,6 +173,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'read' },
         schema: {
+          operationId: 'previewDeleteByExternalId',
           tags,
           summary: 'Preview what the delete by external id would remove',
           headers: ApiKeyHeader,
@@ -188,6 +193,7 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'read' },
         schema: {
+          operationId: 'previewDeleteByFilter',
           tags,
           summary: 'Preview the documents matching metadata and date filters (deletes nothing)',
           headers: ApiKeyHeader,

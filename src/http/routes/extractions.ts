@@ -6,7 +6,18 @@ import type { FastifyPluginAsync } from 'fastify';
 import { errors } from '../../errors.js';
 import { routePlugin, type AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
-import { ApiKeyHeader, Envelope, Id, Nullable, ServiceError, UPLOAD_FORMATS, bareErrors, envelopeErrors } from '../schemas.js';
+import {
+  ApiKeyHeader,
+  Envelope,
+  Id,
+  Nullable,
+  ServiceError,
+  UPLOAD_FORMATS,
+  UploadedFile,
+  bareErrors,
+  documentedForm,
+  envelopeErrors,
+} from '../schemas.js';
 import { readUploadForm } from '../upload-form.js';
 
 const tags = ['extractions'];
@@ -88,6 +99,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'write' },
         schema: {
+          operationId: 'createExtraction',
           tags,
           summary: 'Create an extraction: a named JSON Schema of the records to extract',
           description: 'The schema is checked: 422 names each problem (a missing type, an unsupported keyword or format, an invalid pattern).',
@@ -103,7 +115,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       '/extractions',
       {
         config: { scope: 'read' },
-        schema: { tags, summary: 'The extractions of the workspace, newest first', headers: ApiKeyHeader, querystring: Paging, response: { 200: Envelope(Type.Array(Extraction)), ...envelopeErrors } },
+        schema: { operationId: 'listExtractions', tags, summary: 'The extractions of the workspace, newest first', headers: ApiKeyHeader, querystring: Paging, response: { 200: Envelope(Type.Array(Extraction)), ...envelopeErrors } },
       },
       async (request) => envelope((await extractions.list(request.principal.workspaceId, request.query.limit, request.query.offset)).extractions),
     );
@@ -112,7 +124,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       '/extractions/:extraction_id',
       {
         config: { scope: 'read' },
-        schema: { tags, summary: 'An extraction', headers: ApiKeyHeader, params: ExtractionIdParam, response: { 200: Envelope(Extraction), ...envelopeErrors } },
+        schema: { operationId: 'getExtraction', tags, summary: 'An extraction', headers: ApiKeyHeader, params: ExtractionIdParam, response: { 200: Envelope(Extraction), ...envelopeErrors } },
       },
       async (request) => envelope(await extractions.get(request.principal.workspaceId, request.params.extraction_id)),
     );
@@ -122,6 +134,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'write' },
         schema: {
+          operationId: 'deleteExtraction',
           tags,
           summary: 'Delete an extraction with its results (runs still queued fail)',
           headers: ApiKeyHeader,
@@ -137,6 +150,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'write', shape: 'data' },
         schema: {
+          operationId: 'runExtractionOnUrl',
           tags,
           summary: 'Run an extraction on the file at a URL (asynchronous: poll the task, then fetch the result)',
           headers: ApiKeyHeader,
@@ -150,8 +164,9 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
     app.post(
       '/extractions/run/file',
       {
-        config: { scope: 'write', shape: 'data' },
+        config: { scope: 'write', shape: 'data', swaggerTransform: documentedForm(Type.Object({ extraction_id: Id, file: UploadedFile })) },
         schema: {
+          operationId: 'runExtractionOnFile',
           tags,
           summary: 'Run an extraction on an uploaded file (multipart: extraction_id, file)',
           description: UPLOAD_FORMATS,
@@ -172,6 +187,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'write', shape: 'data' },
         schema: {
+          operationId: 'runExtractionOnDocument',
           tags,
           summary: 'Run an extraction on an ingested document (its stored pages)',
           headers: ApiKeyHeader,
@@ -187,6 +203,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'read', shape: 'data' },
         schema: {
+          operationId: 'getExtractionResultByTask',
           tags,
           summary: 'The result of a run by its task identifier (404 saying the task status until it completes)',
           headers: ApiKeyHeader,
@@ -201,7 +218,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       '/extractions/results/internal/:result_id',
       {
         config: { scope: 'read', shape: 'data' },
-        schema: { tags, summary: 'A result by id', headers: ApiKeyHeader, params: Type.Object({ result_id: Id }), response: { 200: Data(ExtractionResult), ...dataErrors } },
+        schema: { operationId: 'getExtractionResult', tags, summary: 'A result by id', headers: ApiKeyHeader, params: Type.Object({ result_id: Id }), response: { 200: Data(ExtractionResult), ...dataErrors } },
       },
       async (request) => ({ data: await extractions.getResult(request.principal.workspaceId, request.params.result_id) }),
     );
@@ -211,6 +228,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'read', shape: 'data' },
         schema: {
+          operationId: 'listExtractionResults',
           tags,
           summary: 'The results of an extraction, newest first',
           headers: ApiKeyHeader,
@@ -227,6 +245,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'read', shape: 'data' },
         schema: {
+          operationId: 'getExtractionDocument',
           tags,
           summary: 'The text a run read (extraction_document_id of a result), page by page',
           headers: ApiKeyHeader,

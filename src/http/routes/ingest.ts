@@ -7,12 +7,40 @@ import { errors } from '../../errors.js';
 import { routePlugin, type AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
 import { readUploadForm } from '../upload-form.js';
-import { ApiKeyHeader, Envelope, Id, IngestReceipt, Metadata, Nullable, UPLOAD_FORMATS, envelopeErrors } from '../schemas.js';
+import {
+  ApiKeyHeader,
+  Envelope,
+  Id,
+  IngestReceipt,
+  Metadata,
+  Nullable,
+  UPLOAD_FORMATS,
+  UploadedFile,
+  documentedForm,
+  envelopeErrors,
+} from '../schemas.js';
 
 const tags = ['documents'];
 
 // Form fields are short: an external id and a JSON metadata object.
 const FIELD_LIMIT_BYTES = 1024 * 1024;
+
+const IngestForm = Type.Object({
+  file: UploadedFile,
+  external_id: Type.Optional(Type.String({ maxLength: 255, description: 'Ingesting an external id again adds a version' })),
+  metadata: Type.Optional(Type.String({ description: 'A JSON object, as text: {"team": "finance"}' })),
+});
+
+// The download answers with the file's own content type (the one it was uploaded or fetched
+// with, application/octet-stream without one), so its document names any type. The reply is
+// a stream, which Fastify sends without serializing: this schema only documents it.
+const OriginalFile = {
+  description: 'The original file, under the content type it was uploaded or fetched with (application/octet-stream when none was given)',
+  headers: {
+    'content-disposition': { type: 'string', description: "attachment; filename*=UTF-8''<the file name, percent-encoded>" },
+  },
+  content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+};
 
 export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
   const { ingest, uploads } = deps.services;
@@ -26,8 +54,9 @@ export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
     app.post(
       '/documents/ingest',
       {
-        config: { scope: 'write' },
+        config: { scope: 'write', swaggerTransform: documentedForm(IngestForm) },
         schema: {
+          operationId: 'ingestFile',
           tags,
           summary: 'Upload a file (multipart: file, external_id?, metadata? as a JSON object string) and start processing',
           description: UPLOAD_FORMATS,
@@ -49,6 +78,7 @@ export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'write' },
         schema: {
+          operationId: 'ingestUrl',
           tags,
           summary: 'Ingest a document fetched from an http(s) URL (asynchronous)',
           headers: ApiKeyHeader,
@@ -69,11 +99,12 @@ export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'read' },
         schema: {
+          operationId: 'downloadDocumentFile',
           tags,
           summary: 'The original file of a document ingested from a file or a URL',
           headers: ApiKeyHeader,
           params: Type.Object({ document_id: Id }),
-          response: envelopeErrors,
+          response: { 200: OriginalFile, ...envelopeErrors },
         },
       },
       async (request, reply) => {

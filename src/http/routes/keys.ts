@@ -26,6 +26,7 @@ export function keyRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'admin' },
         schema: {
+          operationId: 'createApiKey',
           tags,
           summary: 'Create an API key for this workspace (the key is shown only in this response)',
           headers: ApiKeyHeader,
@@ -44,7 +45,7 @@ export function keyRoutes(deps: AppDeps): FastifyPluginAsync {
       '/keys',
       {
         config: { scope: 'admin' },
-        schema: { tags, summary: "This workspace's API keys (never the keys themselves)", headers: ApiKeyHeader, response: { 200: Envelope(Type.Array(KeySummary)), ...envelopeErrors } },
+        schema: { operationId: 'listApiKeys', tags, summary: "This workspace's API keys (never the keys themselves)", headers: ApiKeyHeader, response: { 200: Envelope(Type.Array(KeySummary)), ...envelopeErrors } },
       },
       async (request) => envelope(await keys.list(request.principal)),
     );
@@ -52,7 +53,7 @@ export function keyRoutes(deps: AppDeps): FastifyPluginAsync {
       '/keys/:key_id',
       {
         config: { scope: 'admin' },
-        schema: { tags, summary: 'Revoke an API key of this workspace', headers: ApiKeyHeader, params: Type.Object({ key_id: Id }), response: { 200: Envelope(Type.Object({ revoked: Type.Integer() })), ...envelopeErrors } },
+        schema: { operationId: 'revokeApiKey', tags, summary: 'Revoke an API key of this workspace', headers: ApiKeyHeader, params: Type.Object({ key_id: Id }), response: { 200: Envelope(Type.Object({ revoked: Type.Integer() })), ...envelopeErrors } },
       },
       async (request) => envelope(await keys.revoke(request.principal, request.params.key_id)),
     );

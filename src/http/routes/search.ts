@@ -36,6 +36,7 @@ export function searchRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'read' },
         schema: {
+          operationId: 'searchDocuments',
           tags: ['search'],
           summary: 'Hybrid page search: relevance = alpha x semantic + (1 - alpha) x keyword',
           headers: ApiKeyHeader,

@@ -12,6 +12,7 @@ export function taskRoutes(deps: AppDeps): FastifyPluginAsync {
       {
         config: { scope: 'read' },
         schema: {
+          operationId: 'getTask',
           tags: ['tasks'],
           summary: 'Status of any processing task',
           headers: ApiKeyHeader,
