@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { errors } from '../errors.js';
 import { checkUrl, refusalOf } from '../sources/index.js';
 import type { Database } from '../store/schema.js';
+import { assertStorableText } from '../text/json-text.js';
 import { deleteWebhook as deleteRow, insertWebhook, listDeliveries, listWebhooks as listRows, webhookExists, type WebhookRow } from '../store/webhooks.js';
 import type { WebhookEventType } from './events.js';
 import { newSecret } from './signature.js';
@@ -59,6 +60,7 @@ function view(row: WebhookRow): WebhookView {
  */
 export async function createWebhook(deps: WebhookServiceDeps, workspaceId: number, input: WebhookInput): Promise<WebhookView & { secret: string }> {
   checkUrl(input.url);
+  assertStorableText(input.description ?? null, ['description']);
   const refusal = await refusalOf(input.url, deps.urlAllowlist, deps.resolveTimeoutMs);
   if (refusal) throw errors.invalidRequest(refusal);
   const secret = newSecret();
