@@ -304,7 +304,7 @@ describe.each(ENGINES)('webhook endpoints that keep failing (%s)', { timeout: 12
     // as it would a host whose DNS now points somewhere private.
     t = await startTestApp(engine, {
       env: { FOLIO_URL_ALLOWLIST: '127.0.0.1' },
-      webhooks: { allowlist: [], retryBaseMs: 50, maxAttempts: 3, pollMs: 100, disableAfterMs: 1500, onAttempt: (report) => reports.push(report) },
+      webhooks: { allowlist: [], retryBaseMs: 50, maxAttempts: 3, pollMs: 100, disableAfterMs: 3000, onAttempt: (report) => reports.push(report) },
     });
   });
 
@@ -324,7 +324,7 @@ describe.each(ENGINES)('webhook endpoints that keep failing (%s)', { timeout: 12
     expect(reports.map((r) => r.outcome)).toEqual(['retrying', 'retrying', 'failed']);
 
     // Past the disabling window since the first failure: the next failed attempt disables it.
-    await new Promise((r) => setTimeout(r, 1600));
+    await new Promise((r) => setTimeout(r, 3100));
     await ingestEmbedding(t, 'Still refused.');
     const hook = await until(
       async () => (await call(t.app, 'GET', '/api/v1/webhooks', { key: KEYS.admin })).json().data[0],
