@@ -1,7 +1,7 @@
 // Writes that touch several rows of the document aggregate and land together or not at all:
 // documents ingested from embeddings with their completed tasks, a metadata patch of the
-// latest version, the deletion of documents (by id or an external id's versions), each with
-// the events its change causes.
+// latest version, the deletion of documents (by id or an external id's versions). Callers add
+// the webhook events a change causes to its transaction (`also`).
 import type { Kysely } from 'kysely';
 import {
   deleteDocuments,

@@ -136,11 +136,7 @@ export async function listDeliveries(db: Db, webhookId: number, limit: number): 
   const attempts = await db
     .selectFrom('webhook_attempts')
     .select(['delivery_id', 'attempt', 'status_code', 'duration_ms', 'error', 'attempted_at'])
-    .where(
-      'delivery_id',
-      'in',
-      deliveries.map((d) => d.id),
-    )
+    .where('delivery_id', 'in', deliveries.map((d) => d.id))
     .orderBy('delivery_id')
     .orderBy('attempt')
     .execute();
