@@ -1,7 +1,7 @@
 // The layer rule (docs/architecture.md): imports point down
 // http -> services -> sources -> store, providers, text; errors.ts and config.ts sit below all.
 // `npm run lint` runs it; type-only imports count, so a type cannot smuggle a cycle in.
-const SERVICES = '^src/(documents|search|ingest|answer|extraction|tasks|workspaces)/';
+const SERVICES = '^src/(documents|search|ingest|answer|extraction|tasks|workspaces|webhooks)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

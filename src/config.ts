@@ -59,6 +59,12 @@ export interface Config {
   taskLeaseMs: number;
   /** Serves GET /metrics to scrapes bearing this token (FOLIO_METRICS_TOKEN); null leaves it off. */
   metricsToken: string | null;
+  /** Wait after a webhook delivery's first failed attempt; later waits grow threefold (FOLIO_WEBHOOK_RETRY_BASE_MS). */
+  webhookRetryBaseMs: number;
+  /** Deadline of one delivery attempt, DNS to the response's status line (FOLIO_WEBHOOK_TIMEOUT_MS). */
+  webhookTimeoutMs: number;
+  /** An endpoint whose attempts have all failed for this long is disabled (FOLIO_WEBHOOK_DISABLE_AFTER_HOURS). */
+  webhookDisableAfterMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -154,5 +160,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     taskLeaseMs: parseInteger(env, 'FOLIO_TASK_LEASE_MS', 30000, 500),
     urlTimeoutMs: parseInteger(env, 'FOLIO_URL_TIMEOUT_MS', 60000, 100),
     shutdownGraceMs: parseInteger(env, 'FOLIO_SHUTDOWN_GRACE_MS', 20000, 0),
+    webhookRetryBaseMs: parseInteger(env, 'FOLIO_WEBHOOK_RETRY_BASE_MS', 80000, 10),
+    webhookTimeoutMs: parseInteger(env, 'FOLIO_WEBHOOK_TIMEOUT_MS', 10000, 100),
+    webhookDisableAfterMs: parseInteger(env, 'FOLIO_WEBHOOK_DISABLE_AFTER_HOURS', 72, 1) * 3600_000,
   };
 }

@@ -1,6 +1,7 @@
 // Assembles a running Folio from configuration and an open store: the HTTP API, the task
-// workers, or both, with the shared parts (keys, rate limiter, vector index, embedder,
-// blob store, parsers). main.ts, tests and benchmarks start the service through here.
+// workers with the webhook delivery loop, or both, with the shared parts (keys, rate limiter,
+// vector index, embedder, blob store, parsers). main.ts, tests and benchmarks start the service
+// through here.
 import path from 'node:path';
 import pino from 'pino';
 import type { Config } from './config.js';
@@ -20,6 +21,7 @@ import { countTasksByKindAndStatus, oldestRunnableTaskAge } from './store/task-s
 import { createServices } from './services.js';
 import { TaskRegistry } from './tasks/registry.js';
 import { TaskWorker, type WorkerOptions } from './tasks/worker.js';
+import { WebhookDeliverer, type DeliveryOptions } from './webhooks/delivery.js';
 import { KeyResolver } from './workspaces/keys.js';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -31,12 +33,16 @@ export interface RuntimeOptions {
   /** Replaces the limiter the configuration implies (tests share one between replicas). */
   rateLimiter?: RateLimiter | null;
   worker?: Partial<WorkerOptions>;
+  /** Over the configuration's delivery settings (tests shorten them; metrics attach onAttempt). */
+  webhooks?: Partial<DeliveryOptions>;
   scanThreads?: number;
 }
 
 export interface Runtime {
   app: App | null;
   worker: TaskWorker | null;
+  /** The webhook delivery loop, which runs beside the task workers. */
+  deliverer: WebhookDeliverer | null;
   index: PageIndex | null;
   embedder: CachedEmbedder;
   /** The language model when configured (OPENAI_API_KEY or OPENAI_BASE_URL, and FOLIO_LLM_MODEL), else null. */
@@ -70,7 +76,22 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
   const onPagesIngested = metrics ? (pages: number) => metrics.countPagesIngested(pages) : undefined;
 
   let worker: TaskWorker | null = null;
+  let deliverer: WebhookDeliverer | null = null;
+  const notifyDeliverer = () => deliverer?.notify();
   if (options.role !== 'api') {
+    deliverer = new WebhookDeliverer(store.db, log.child({ component: 'webhooks' }), {
+      allowlist: config.urlAllowlist,
+      retryBaseMs: config.webhookRetryBaseMs,
+      timeoutMs: config.webhookTimeoutMs,
+      disableAfterMs: config.webhookDisableAfterMs,
+      ...options.webhooks,
+      onAttempt: (report) => {
+        metrics?.countDelivery(report.outcome);
+        options.webhooks?.onAttempt?.(report);
+      },
+    });
+    const delivering = deliverer;
+    closers.unshift(() => delivering.stop());
     const parsers = new ParserPool({
       threads: config.parserThreads,
       maxMemoryMb: config.parserMemoryMb,
@@ -99,12 +120,18 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
         urlTimeoutMs: config.urlTimeoutMs,
       }),
     ]);
-    worker = new TaskWorker(store.db, registry, log.child({ component: 'worker' }), {
-      concurrency: config.workerConcurrency,
-      leaseMs: config.taskLeaseMs,
-      shutdownGraceMs: config.shutdownGraceMs,
-      ...options.worker,
-    });
+    worker = new TaskWorker(
+      store.db,
+      registry,
+      log.child({ component: 'worker' }),
+      {
+        concurrency: config.workerConcurrency,
+        leaseMs: config.taskLeaseMs,
+        shutdownGraceMs: config.shutdownGraceMs,
+        ...options.worker,
+      },
+      notifyDeliverer,
+    );
     const running = worker;
     closers.unshift(() => running.stop());
   }
@@ -129,7 +156,10 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
       blobs,
       keys,
       maxFileBytes: config.maxFileBytes,
+      urlAllowlist: config.urlAllowlist,
+      webhookResolveTimeoutMs: config.webhookTimeoutMs,
       onEnqueue: () => inProcessWorker?.notify(),
+      onWebhookEvents: notifyDeliverer,
       onOptimizerLlmError: (err) => log.warn({ err }, 'language model failed during query optimisation; offline matcher used'),
       onSearch: metrics ? (alpha, seconds) => metrics.observeSearch(searchMode(alpha), seconds) : undefined,
       onPagesIngested,
@@ -145,9 +175,11 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
   }
 
   worker?.start();
+  deliverer?.start();
   return {
     app,
     worker,
+    deliverer,
     index,
     embedder,
     llm,

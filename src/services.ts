@@ -32,6 +32,7 @@ import { ping, type Store } from './store/engine.js';
 import { getTaskStatus } from './tasks/status.js';
 import { issueKey, revokeWorkspaceKey, workspaceKeys } from './workspaces/admin.js';
 import type { KeyResolver, Principal } from './workspaces/keys.js';
+import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from './webhooks/service.js';
 
 export interface ServiceParts {
   store: Store;
@@ -42,8 +43,14 @@ export interface ServiceParts {
   blobs: BlobStore;
   keys: KeyResolver;
   maxFileBytes: number;
+  /** Hosts allowed past the private-address guard (FOLIO_URL_ALLOWLIST): webhook URLs are checked against it. */
+  urlAllowlist: string[];
+  /** Bound on resolving a webhook URL's host when it is created. */
+  webhookResolveTimeoutMs: number;
   /** Told when a task is queued (a worker in this process wakes up). */
   onEnqueue: () => void;
+  /** Told when a change recorded webhook deliveries (a delivery loop in this process wakes up). */
+  onWebhookEvents: () => void;
   /** Told when the model failed during query optimisation and the offline matcher stood in. */
   onOptimizerLlmError: (error: unknown) => void;
   /** Told of each completed search: its alpha and how long it took. */
@@ -62,7 +69,9 @@ export function createServices(parts: ServiceParts) {
   const { db } = store;
   const optimizer = new Optimizer({ db, catalogue: new MetadataCatalogue(db), llm, onLlmError: parts.onOptimizerLlmError });
   // One transaction at a time on the embedded engine's single session; a few on a server.
-  const embeddingIngester = new EmbeddingIngester(db, store.engine === 'pglite' ? 1 : 4);
+  const embeddingIngester = new EmbeddingIngester(db, store.engine === 'pglite' ? 1 : 4, parts.onWebhookEvents);
+  const deletion = { db, blobs, onEvents: parts.onWebhookEvents };
+  const webhooks = { db, urlAllowlist: parts.urlAllowlist, resolveTimeoutMs: parts.webhookResolveTimeoutMs };
   const accept = { db, blobs, maxFileBytes: parts.maxFileBytes, onEnqueue: parts.onEnqueue };
   const extraction = { db, blobs, onEnqueue: parts.onEnqueue };
 
@@ -85,8 +94,8 @@ export function createServices(parts: ServiceParts) {
       getPage: bind(db, getPage),
       getParagraph: bind(db, getParagraph),
       patchMetadata: bind(db, patchMetadata),
-      deleteById: bind({ db, blobs }, deleteById),
-      deleteByExternalId: bind({ db, blobs }, deleteByExternalId),
+      deleteById: bind(deletion, deleteById),
+      deleteByExternalId: bind(deletion, deleteByExternalId),
       previewDeleteByExternalId: bind(db, previewDeleteByExternalId),
       previewDeleteByFilter: bind(db, previewDeleteByFilter),
     },
@@ -122,6 +131,12 @@ export function createServices(parts: ServiceParts) {
     },
     tasks: {
       status: bind(db, getTaskStatus),
+    },
+    webhooks: {
+      create: bind(webhooks, createWebhook),
+      list: bind(db, listWebhooks),
+      delete: bind(db, deleteWebhook),
+      deliveries: bind(db, webhookDeliveries),
     },
     keys: {
       issue: bind(db, issueKey),

@@ -1,13 +1,15 @@
-// Deletion by internal id and by external id (latest version or all), and the previews
-// that report what a delete would remove without removing anything.
+// Deletion by internal id and by external id (latest version or all), each recording its
+// document.deleted webhook event in the same transaction, and the previews that report what a
+// delete would remove without removing anything.
 import type { Kysely } from 'kysely';
 import { errors } from '../errors.js';
 import type { BlobStore } from '../store/blobs.js';
-import { deleteVersions } from '../store/document-writes.js';
-import { deleteDocuments, findVersions, type DeletedDocument } from '../store/documents.js';
+import { deleteDocumentsAnd, deleteVersions } from '../store/document-writes.js';
+import { findVersions, type DeletedDocument } from '../store/documents.js';
 import { compileDocumentFilter, type DocumentFilters } from '../store/filter.js';
 import { matchingDocumentIds } from '../store/matching.js';
-import type { Database } from '../store/schema.js';
+import type { AlsoWrite, Database } from '../store/schema.js';
+import { documentsDeletedEvent, recordEvents } from '../webhooks/events.js';
 
 export interface DeleteResult {
   deleted_count: number;
@@ -22,6 +24,18 @@ export interface DeletePreview {
 export interface DeletionDeps {
   db: Kysely<Database>;
   blobs: BlobStore;
+  /** Told after a deletion recorded webhook deliveries (a delivery loop in this process wakes up). */
+  onEvents: () => void;
+}
+
+/** Records the deletion's event in its transaction; tells `onEvents` once it is committed. */
+async function deletingWithEvent<T>(deps: DeletionDeps, workspaceId: number, remove: (also: AlsoWrite<DeletedDocument[]>) => Promise<T>): Promise<T> {
+  let deliveries = 0;
+  const result = await remove(async (trx, deleted) => {
+    deliveries = await recordEvents(trx, [documentsDeletedEvent(workspaceId, deleted.map((d) => d.id))]);
+  });
+  if (deliveries > 0) deps.onEvents();
+  return result;
 }
 
 /** Removes the stored originals once their documents are gone (best effort: a leftover file is harmless). */
@@ -33,7 +47,7 @@ async function removeFiles(blobs: BlobStore, deleted: DeletedDocument[]): Promis
 const noVersion = (externalId: string) => errors.notFound(`Document with external_id ${externalId}`);
 
 export async function deleteById(deps: DeletionDeps, workspaceId: number, id: number): Promise<DeleteResult> {
-  const deleted = await deleteDocuments(deps.db, workspaceId, [id]);
+  const deleted = await deletingWithEvent(deps, workspaceId, (also) => deleteDocumentsAnd(deps.db, workspaceId, [id], also));
   if (deleted.length === 0) throw errors.notFound(`Document ${id}`);
   return removeFiles(deps.blobs, deleted);
 }
@@ -44,7 +58,7 @@ export async function deleteByExternalId(
   externalId: string,
   latestOnly: boolean,
 ): Promise<DeleteResult> {
-  const deleted = await deleteVersions(deps.db, workspaceId, externalId, latestOnly);
+  const deleted = await deletingWithEvent(deps, workspaceId, (also) => deleteVersions(deps.db, workspaceId, externalId, latestOnly, also));
   if (!deleted) throw noVersion(externalId);
   return removeFiles(deps.blobs, deleted);
 }

@@ -2,7 +2,8 @@
 // paragraphs and sentences, searchable when this returns, with a completed task recorded.
 // Concurrent ingests are written together (group commit): each transaction carries every
 // request that arrived while the previous one was being written, so the statements and the
-// commit, the costly part on the embedded engine, are shared.
+// commit, the costly part on the embedded engine, are shared. Each completed task's webhook
+// event is recorded in the same transaction.
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ValidationError } from '../errors.js';
@@ -12,6 +13,7 @@ import { insertEmbeddedDocuments } from '../store/document-writes.js';
 import type { NewPage } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
 import { assertStorableText } from '../text/json-text.js';
+import { recordEvents, taskEvent } from '../webhooks/events.js';
 
 /** Recorded as the embedding model of pages whose vectors the caller supplied. */
 export const PRECOMPUTED_MODEL = 'precomputed';
@@ -66,8 +68,26 @@ function prepare(workspaceId: number, input: EmbeddingIngestInput): Omit<Pending
   };
 }
 
-function writeBatch(db: Kysely<Database>, batch: Pending[]): Promise<number[]> {
-  return insertEmbeddedDocuments(
+const COMPLETED_MESSAGE = 'Completed: 1 page stored and searchable';
+
+const titleOf = (p: Pending) => (p.externalId ? `Ingest embedding ${p.externalId}` : 'Ingest embedding');
+
+/** Writes the batch; returns the document ids in order and the webhook deliveries recorded. */
+async function writeBatch(db: Kysely<Database>, batch: Pending[]): Promise<{ ids: number[]; deliveries: number }> {
+  let deliveries = 0;
+  const events = (ids: number[]) =>
+    batch.map((p, i) =>
+      taskEvent(p.workspaceId, {
+        identifier: p.taskIdentifier,
+        kind: 'IngestEmbedding',
+        title: titleOf(p),
+        message: COMPLETED_MESSAGE,
+        progress: 100,
+        status: 'COMPLETED',
+        documentId: ids[i],
+      }),
+    );
+  const ids = await insertEmbeddedDocuments(
     db,
     batch.map((p) => ({
       document: {
@@ -86,11 +106,15 @@ function writeBatch(db: Kysely<Database>, batch: Pending[]): Promise<number[]> {
         kind: 'IngestEmbedding',
         status: 'COMPLETED',
         progress: 100,
-        title: p.externalId ? `Ingest embedding ${p.externalId}` : 'Ingest embedding',
-        message: 'Completed: 1 page stored and searchable',
+        title: titleOf(p),
+        message: COMPLETED_MESSAGE,
       },
     })),
+    async (trx, ids) => {
+      deliveries = await recordEvents(trx, events(ids));
+    },
   );
+  return { ids, deliveries };
 }
 
 export class EmbeddingIngester {
@@ -101,6 +125,8 @@ export class EmbeddingIngester {
     private readonly db: Kysely<Database>,
     /** Transactions in flight at once: 1 on the embedded engine (one session), more on a server. */
     private readonly maxWriters: number,
+    /** Told after a batch recorded webhook deliveries (the delivery loop wakes up). */
+    private readonly onEvents: () => void = () => {},
   ) {}
 
   /** Stores the document; resolves once its transaction committed. */
@@ -125,7 +151,8 @@ export class EmbeddingIngester {
 
   private async write(batch: Pending[]): Promise<void> {
     try {
-      const ids = await writeBatch(this.db, batch);
+      const { ids, deliveries } = await writeBatch(this.db, batch);
+      if (deliveries > 0) this.onEvents();
       batch.forEach((p, i) =>
         p.resolve({ task_identifier: p.taskIdentifier, file_path: p.filePath, external_id: p.externalId, document_id: ids[i] }),
       );

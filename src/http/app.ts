@@ -20,6 +20,7 @@ import { ingestRoutes } from './routes/ingest.js';
 import { keyRoutes } from './routes/keys.js';
 import { searchRoutes } from './routes/search.js';
 import { taskRoutes } from './routes/tasks.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { createValidatorCompiler, located } from './validation.js';
 
 export type App = FastifyInstance;
@@ -107,6 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(extractionRoutes(deps), { prefix: '/api/v1' });
   await app.register(taskRoutes(deps), { prefix: '/api/v1' });
   await app.register(keyRoutes(deps), { prefix: '/api/v1' });
+  await app.register(webhookRoutes(deps), { prefix: '/api/v1' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await registerConsole(app);
   await app.ready();

@@ -1,6 +1,7 @@
 // Writes that touch several rows of the document aggregate and land together or not at all:
 // documents ingested from embeddings with their completed tasks, a metadata patch of the
-// latest version, the deletion of an external id's versions.
+// latest version, the deletion of documents (by id or an external id's versions). Callers add
+// the webhook events a change causes to its transaction (`also`).
 import type { Kysely } from 'kysely';
 import {
   deleteDocuments,
@@ -14,7 +15,7 @@ import {
   type NewDocument,
   type NewPage,
 } from './documents.js';
-import type { Database } from './schema.js';
+import type { AlsoWrite, Database } from './schema.js';
 import { insertTasks, type NewTask } from './tasks.js';
 
 /** A one-page document and its task, recorded as done: the document id is filled in. */
@@ -24,8 +25,11 @@ export interface EmbeddedDocument {
   task: Omit<NewTask, 'documentId'>;
 }
 
-/** Inserts the documents, their pages and their tasks in one transaction; returns the document ids in order. */
-export async function insertEmbeddedDocuments(db: Kysely<Database>, items: EmbeddedDocument[]): Promise<number[]> {
+/**
+ * Inserts the documents, their pages and their tasks in one transaction, with `also` (their
+ * events) given the document ids; returns the document ids in order.
+ */
+export async function insertEmbeddedDocuments(db: Kysely<Database>, items: EmbeddedDocument[], also?: AlsoWrite<number[]>): Promise<number[]> {
   return db.transaction().execute(async (trx) => {
     const ids = await insertDocuments(trx, items.map((item) => item.document));
     await insertDocumentPages(
@@ -33,21 +37,39 @@ export async function insertEmbeddedDocuments(db: Kysely<Database>, items: Embed
       items.map((item, i) => ({ workspaceId: item.document.workspaceId, documentId: ids[i], pages: [item.page] })),
     );
     await insertTasks(trx, items.map((item, i) => ({ ...item.task, documentId: ids[i] })));
+    await also?.(trx, ids);
     return ids;
   });
 }
 
-/** Deletes the latest version of an external id, or all of them; null when it has none. */
+/** Deletes the workspace's documents of `ids` with `also` (their events) in one transaction; returns what was deleted. */
+export async function deleteDocumentsAnd(
+  db: Kysely<Database>,
+  workspaceId: number,
+  ids: number[],
+  also?: AlsoWrite<DeletedDocument[]>,
+): Promise<DeletedDocument[]> {
+  return db.transaction().execute(async (trx) => {
+    const deleted = await deleteDocuments(trx, workspaceId, ids);
+    if (deleted.length > 0) await also?.(trx, deleted);
+    return deleted;
+  });
+}
+
+/** Deletes the latest version of an external id, or all of them, with `also` (their events); null when it has none. */
 export async function deleteVersions(
   db: Kysely<Database>,
   workspaceId: number,
   externalId: string,
   latestOnly: boolean,
+  also?: AlsoWrite<DeletedDocument[]>,
 ): Promise<DeletedDocument[] | null> {
   return db.transaction().execute(async (trx) => {
     const versions = await findVersions(trx, workspaceId, externalId, latestOnly);
     if (versions.length === 0) return null;
-    return deleteDocuments(trx, workspaceId, versions.map((v) => v.id));
+    const deleted = await deleteDocuments(trx, workspaceId, versions.map((v) => v.id));
+    if (deleted.length > 0) await also?.(trx, deleted);
+    return deleted;
   });
 }
 

@@ -1,5 +1,5 @@
 // Table row types for the typed query builder. Mirrors the migrations in ./migrations.
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, Transaction } from 'kysely';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -133,6 +133,52 @@ export interface ExtractionResultsTable {
   created_at: CreatedAt;
 }
 
+export interface WebhooksTable {
+  id: Generated<number>;
+  workspace_id: number;
+  url: string;
+  events: string[];
+  description: string | null;
+  secret: string;
+  created_at: CreatedAt;
+  last_success_at: Date | null;
+  failing_since: Date | null;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  workspace_id: number;
+  type: string;
+  data: ColumnType<Record<string, unknown>, string, string>;
+  created_at: CreatedAt;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  webhook_id: number;
+  event_id: string;
+  status: string;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  claimed_by: string | null;
+  last_status_code: number | null;
+  last_duration_ms: number | null;
+  last_error: string | null;
+  last_attempt_at: Date | null;
+  created_at: CreatedAt;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: number;
+  attempt: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  attempted_at: CreatedAt;
+}
+
 /** The fixed word-frequency prior of keyword ranking (migration 0005). */
 export interface WordPriorTable {
   lexeme: string;
@@ -152,4 +198,11 @@ export interface Database {
   extraction_documents: ExtractionDocumentsTable;
   extraction_results: ExtractionResultsTable;
   word_prior: WordPriorTable;
+  webhooks: WebhooksTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
+
+/** What a caller adds to a repository's transaction (the events of a change), given its result. */
+export type AlsoWrite<R> = (trx: Transaction<Database>, result: R) => Promise<unknown>;

@@ -1,6 +1,6 @@
 // Queries on the task table (the queue and the status of every processing task).
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from './schema.js';
+import type { AlsoWrite, Database } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -144,21 +144,35 @@ export async function commitTask<T>(db: Kysely<Database>, identifier: string, wo
   });
 }
 
-/** Ends the task FAILED, or schedules a retry (RETRYING) after `retryInMs`. */
-export async function failTask(db: Db, identifier: string, workerId: string, message: string, retryInMs: number | null): Promise<void> {
-  await db
-    .updateTable('tasks')
-    .set({
-      status: retryInMs === null ? 'FAILED' : 'RETRYING',
-      message,
-      lease_until: null,
-      run_after: retryInMs === null ? sql<Date>`run_after` : sql<Date>`clock_timestamp() + ${retryInMs} * interval '1 millisecond'`,
-      updated_at: sql<Date>`clock_timestamp()`,
-    })
-    .where('identifier', '=', identifier)
-    .where('worker_id', '=', workerId)
-    .where('status', '=', 'PROCESSING')
-    .execute();
+/**
+ * Ends the task FAILED, or schedules a retry (RETRYING) after `retryInMs`. A FAILED end runs
+ * `also` (its events) in the same transaction, given the task's progress as it stays.
+ */
+export async function failTask(
+  db: Kysely<Database>,
+  identifier: string,
+  workerId: string,
+  message: string,
+  retryInMs: number | null,
+  also?: AlsoWrite<{ progress: number }>,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const failed = await trx
+      .updateTable('tasks')
+      .set({
+        status: retryInMs === null ? 'FAILED' : 'RETRYING',
+        message,
+        lease_until: null,
+        run_after: retryInMs === null ? sql<Date>`run_after` : sql<Date>`clock_timestamp() + ${retryInMs} * interval '1 millisecond'`,
+        updated_at: sql<Date>`clock_timestamp()`,
+      })
+      .where('identifier', '=', identifier)
+      .where('worker_id', '=', workerId)
+      .where('status', '=', 'PROCESSING')
+      .returning('progress')
+      .executeTakeFirst();
+    if (failed && retryInMs === null) await also?.(trx, failed);
+  });
 }
 
 /** Hands the worker's tasks back to the queue (shutdown), to be claimed again at once. */

@@ -1,6 +1,7 @@
 // The worker loop: claims tasks from the task table, runs the handler of each task kind
 // under a lease kept alive by a heartbeat, retries transient failures with backoff, and on
-// shutdown finishes or releases the tasks in hand.
+// shutdown finishes or releases the tasks in hand. A task's end (completed, or failed for good)
+// records its webhook events in the same transaction.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
@@ -8,6 +9,7 @@ import type { FastifyBaseLogger as Logger } from 'fastify';
 import { TaskError } from '../errors.js';
 import type { Database } from '../store/schema.js';
 import { claimTask, commitTask, failTask, releaseTasks, renewLease, reportProgress, type ClaimedTask } from '../store/tasks.js';
+import { recordEvents, taskEvent } from '../webhooks/events.js';
 import type { TaskContext, TaskRegistry } from './registry.js';
 
 /** Raised when this worker no longer holds the task (its lease expired and another took it). */
@@ -57,6 +59,8 @@ export class TaskWorker {
     private readonly registry: TaskRegistry,
     private readonly log: Logger,
     options: Partial<WorkerOptions> = {},
+    /** Told after a task's end recorded webhook deliveries (the delivery loop wakes up). */
+    private readonly onEvents: () => void = () => {},
   ) {
     this.options = { ...DEFAULT_WORKER_OPTIONS, ...options };
   }
@@ -121,17 +125,24 @@ export class TaskWorker {
       task,
       signal: abort.signal,
       progress: (percent, message) => reportProgress(this.db, task.identifier, this.id, percent, message),
-      commit: (write) =>
-        commitTask(
+      commit: async (write) => {
+        let deliveries = 0;
+        const result = await commitTask(
           this.db,
           task.identifier,
           this.id,
           async (trx) => {
             if (abort.signal.aborted) throw abort.signal.reason;
-            return write(trx);
+            const written = await write(trx);
+            const ended = { ...task, progress: 100, message: written.message, status: 'COMPLETED' as const, documentId: written.documentId };
+            deliveries = await recordEvents(trx, [taskEvent(task.workspace_id, ended)]);
+            return written;
           },
           () => new LeaseLostError('lease lost before commit'),
-        ),
+        );
+        if (deliveries > 0) this.onEvents();
+        return result;
+      },
     };
     try {
       log.info({ kind: task.kind }, 'task started');
@@ -164,8 +175,13 @@ export class TaskWorker {
       : transient
         ? `${reason} (gave up after ${task.attempts} attempts)`
         : reason;
+    let deliveries = 0;
     try {
-      await failTask(this.db, task.identifier, this.id, message, retry ? Math.min(delay, 300_000) : null);
+      await failTask(this.db, task.identifier, this.id, message, retry ? Math.min(delay, 300_000) : null, async (trx, { progress }) => {
+        const ended = { ...task, progress, message, status: 'FAILED' as const, documentId: null };
+        deliveries = await recordEvents(trx, [taskEvent(task.workspace_id, ended)]);
+      });
+      if (deliveries > 0) this.onEvents();
     } catch (storeErr) {
       log.error({ err: storeErr }, 'could not record the task failure; its lease will expire and it will run again');
     }

@@ -1,10 +1,11 @@
 // GET /metrics: off without FOLIO_METRICS_TOKEN, behind the token with it, and counting what
 // the service did (requests, searches by mode, pages ingested, tasks, pool, page index).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startTestApp, vector, type TestApp } from '../helpers/app.js';
+import { KEYS, call, startTestApp, vector, type TestApp } from '../helpers/app.js';
 import { multipartBody } from '../helpers/multipart.js';
 import { ENGINES } from '../helpers/stores.js';
 import { waitForTask } from '../helpers/tasks.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 const TOKEN = 'metrics-test-token';
 
@@ -37,6 +38,7 @@ describe('metrics are off without a token', () => {
 
 describe.each(ENGINES)('metrics on %s', (engine) => {
   let t: TestApp;
+  let receiver: Receiver;
   const scrape = async () => {
     const res = await call(t.app, 'GET', '/metrics', { key: null, headers: { authorization: `Bearer ${TOKEN}` } });
     expect(res.statusCode, res.body).toBe(200);
@@ -45,10 +47,17 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
   };
 
   beforeAll(async () => {
-    t = await startTestApp(engine, { env: { FOLIO_METRICS_TOKEN: TOKEN } });
+    receiver = await startReceiver();
+    // Fails the first attempt at each event, then takes it.
+    receiver.respond = (_request, previous) => (previous % 2 === 0 ? 500 : 204);
+    t = await startTestApp(engine, {
+      env: { FOLIO_METRICS_TOKEN: TOKEN, FOLIO_URL_ALLOWLIST: '127.0.0.1' },
+      webhooks: { retryBaseMs: 50, pollMs: 50 },
+    });
   });
   afterAll(async () => {
     await t.close();
+    await receiver.close();
   });
 
   it('refuses a scrape without the token or with another one, in the error envelope', async () => {
@@ -94,6 +103,23 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
     expect(sample(after, 'folio_db_pool_connections', { state: 'max' })).toBe(engine === 'pglite' ? 1 : 10);
     expect(sample(after, 'folio_db_pool_connections', { state: 'waiting' })).toBe(0);
     expect(sample(after, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+  });
+
+  it('counts webhook delivery attempts by outcome', async () => {
+    const made = await call(t.app, 'POST', '/api/v1/webhooks', { key: KEYS.admin, body: { url: `${receiver.url}/hook`, events: ['document.deleted'] } });
+    expect(made.statusCode, made.body).toBe(201);
+    const stored = await call(t.app, 'POST', '/api/v1/documents/ingest/embedding', { body: { content: 'Deleted soon.', embedding: vector(9) } });
+    expect((await call(t.app, 'DELETE', `/api/v1/documents/internal/${stored.json().data.document_id}`)).statusCode).toBe(200);
+    await receiver.waitFor((received) => received.length === 2);
+    // The success is recorded after the receiver answers: wait for the counter, not the request.
+    let text = await scrape();
+    for (let i = 0; i < 100 && sample(text, 'folio_webhook_deliveries_total', { outcome: 'succeeded' }) !== 1; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      text = await scrape();
+    }
+    expect(sample(text, 'folio_webhook_deliveries_total', { outcome: 'retrying' })).toBe(1);
+    expect(sample(text, 'folio_webhook_deliveries_total', { outcome: 'succeeded' })).toBe(1);
+    expect(sample(text, 'folio_webhook_deliveries_total', { outcome: 'failed' }) ?? 0).toBe(0);
   });
 
   it('reports how long the oldest runnable task has waited', async () => {

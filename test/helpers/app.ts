@@ -10,6 +10,7 @@ import type { RateLimiter } from '../../src/http/rate-limit.js';
 import { startRuntime, type Role, type Runtime } from '../../src/runtime.js';
 import type { Engine } from '../../src/store/engine.js';
 import type { WorkerOptions } from '../../src/tasks/worker.js';
+import type { DeliveryOptions } from '../../src/webhooks/delivery.js';
 import { openTestStore, type TestStore } from './stores.js';
 
 export const KEYS = {
@@ -35,6 +36,7 @@ export interface TestAppOptions {
   store?: TestStore;
   role?: Role;
   worker?: Partial<WorkerOptions>;
+  webhooks?: Partial<DeliveryOptions>;
 }
 
 /** The real service on a test store; data under a temporary FOLIO_DATA_DIR unless env sets one. */
@@ -47,6 +49,7 @@ export async function startTestApp(engine: Engine, options: TestAppOptions = {})
     logger: false,
     rateLimiter: options.rateLimiter,
     worker: { pollMs: 100, retryBaseMs: 100, ...options.worker },
+    webhooks: options.webhooks,
     scanThreads: 2,
   });
   return {

@@ -178,6 +178,16 @@ function validBody(route: Route): fc.Arbitrary<Record<string, unknown>> {
       );
     case 'POST /api/v1/extractions/run/document':
       return fc.record({ extraction_id: fc.constantFrom(1, 2), document_id: fc.constantFrom(1, 2, 3) });
+    case 'POST /api/v1/webhooks':
+      // Addresses the guard refuses without a DNS lookup: nothing is created, nothing resolved.
+      return fc.record(
+        {
+          url: fc.oneof(fc.constantFrom('http://127.0.0.1:1/x', 'http://169.254.169.254/', 'http://10.0.0.1/h', 'ftp://x', 'http://[::1]/', 'http://%00/'), nasty),
+          events: fc.oneof(fc.constant(['task.completed']), fc.array(fc.oneof(fc.constantFrom('task.completed', 'task.failed', 'document.deleted'), nasty), { maxLength: 5 })),
+          description: fc.oneof(fc.string(), nasty),
+        },
+        { requiredKeys: ['url', 'events'] },
+      );
     case 'POST /api/v1/keys':
       return fc.record({ scope: fc.constantFrom('read', 'write', 'admin'), label: fc.oneof(fc.string(), nasty) }, { requiredKeys: ['scope'] });
     default:
@@ -273,7 +283,7 @@ const query = fc.oneof(
 
 const keyFor = (route: Route) =>
   fc.oneof(
-    { weight: 8, arbitrary: fc.constant(route.path.startsWith('/api/v1/keys') ? KEYS.admin : KEYS.write) },
+    { weight: 8, arbitrary: fc.constant(/^\/api\/v1\/(keys|webhooks)/.test(route.path) ? KEYS.admin : KEYS.write) },
     { weight: 1, arbitrary: fc.constantFrom<string | null>(null, KEYS.read, 'not-a-key', '', 'x'.repeat(3000)) },
   );
 

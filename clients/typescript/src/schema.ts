@@ -510,6 +510,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This workspace's webhook endpoints (never their secrets) */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook endpoint (its signing secret is shown only in this response)
+         * @description The URL must be http(s) (422 otherwise); one the delivery guard refuses (a private address whose host is not in FOLIO_URL_ALLOWLIST, a host that does not resolve) answers 400.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint and its deliveries */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An endpoint's latest deliveries, newest first, with every attempt */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -7937,6 +7992,1073 @@ export interface operations {
                         data: {
                             revoked: number;
                         };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            url: string;
+                            events: string[];
+                            description: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_success_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description The first failed attempt since the last success
+                             */
+                            failing_since: string | null;
+                            /** @description A disabled endpoint gets no more deliveries */
+                            disabled: boolean;
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            disabled_reason: string | null;
+                        }[];
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description http(s) URL that receives the POSTs; private addresses only when the host is in FOLIO_URL_ALLOWLIST */
+                    url: string;
+                    /** @description Any of task.completed, task.failed, document.deleted */
+                    events: ("task.completed" | "task.failed" | "document.deleted")[];
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            url: string;
+                            events: string[];
+                            description: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_success_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description The first failed attempt since the last success
+                             */
+                            failing_since: string | null;
+                            /** @description A disabled endpoint gets no more deliveries */
+                            disabled: boolean;
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            disabled_reason: string | null;
+                            secret: string;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            deleted: boolean;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                webhook_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            event_id: string;
+                            event_type: string;
+                            /** @enum {string} */
+                            status: "pending" | "succeeded" | "failed";
+                            attempt_count: number;
+                            /** @description The last attempt's HTTP status; null when it got no answer */
+                            response_code: number | null;
+                            duration_ms: number | null;
+                            /** @description Why the last attempt failed */
+                            error: string | null;
+                            /** Format: date-time */
+                            last_attempt_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When a pending delivery is tried next
+                             */
+                            next_attempt_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            attempts: {
+                                attempt: number;
+                                response_code: number | null;
+                                duration_ms: number;
+                                error: string | null;
+                                /** Format: date-time */
+                                attempted_at: string;
+                            }[];
+                        }[];
                         success: boolean;
                         error: null;
                         meta: {

@@ -12,14 +12,22 @@ const ALLOWLIST_SETTING = 'FOLIO_URL_ALLOWLIST';
 /** Hostnames of cloud metadata services, refused before any DNS lookup. */
 const METADATA_HOSTNAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata']);
 
-/** Resolves the hop's host once and checks every address it has; returns the vetted addresses. */
-export async function resolveAndVet(ctx: Fetch, url: URL, via: URL | null): Promise<dns.LookupAddress[]> {
+/**
+ * Resolves the hop's host once and checks every address it has; returns the vetted addresses.
+ * `action` names what Folio would do with the URL in refusals ('fetch', 'deliver to').
+ */
+export async function resolveAndVet(
+  ctx: Pick<Fetch, 'allowlist' | 'controller'>,
+  url: URL,
+  via: URL | null,
+  action = 'fetch',
+): Promise<dns.LookupAddress[]> {
   const host = normaliseHost(url.hostname);
   const allowed = ctx.allowlist.has(host);
   const literal = net.isIP(host);
   const lead = via
-    ? `${via.href} redirected to ${url.href}, which Folio will not fetch`
-    : `Folio will not fetch ${url.href}`;
+    ? `${via.href} redirected to ${url.href}, which Folio will not ${action}`
+    : `Folio will not ${action} ${url.href}`;
   const hint =
     ` If it is an internal server that Folio should reach,` +
     ` an administrator can add "${host}" to ${ALLOWLIST_SETTING}.`;

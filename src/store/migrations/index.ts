@@ -7,6 +7,7 @@ import * as m0004 from './0004_search_storage.js';
 import * as m0005 from './0005_word_prior.js';
 import * as m0006 from './0006_embedding_storage.js';
 import * as m0007 from './0007_document_changes.js';
+import * as m0008 from './0008_webhooks.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0005_word_prior': m0005,
   '0006_embedding_storage': m0006,
   '0007_document_changes': m0007,
+  '0008_webhooks': m0008,
 };
 
 export const migrationProvider: MigrationProvider = {
