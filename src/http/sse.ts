@@ -112,6 +112,7 @@ export class EventStreams {
       trailer: (name, value) => trailerValues.set(name, value),
       signal: controller.signal,
     };
+    write(': stream open\n\n');
     this.open.add(stream);
     const produced = produce(sink).then(
       () => end(),
@@ -129,7 +130,6 @@ export class EventStreams {
         return value;
       });
     }
-    write(': stream open\n\n');
     return reply
       .header('content-type', 'text/event-stream')
       .header('cache-control', 'no-cache')

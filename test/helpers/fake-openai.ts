@@ -70,8 +70,8 @@ export type FakeReply =
     }
   /** An error status with an OpenAI-style error body; e.g. 429 with `retry-after`. */
   | { status: number; message?: string; headers?: Record<string, string>; delayMs?: number }
-  /** Exactly this body text (any status, default 200): for malformed responses. */
-  | { raw: string; status?: number; delayMs?: number }
+  /** Exactly this body text (any status, default 200; JSON unless told): for malformed responses. */
+  | { raw: string; status?: number; delayMs?: number; contentType?: string }
   /** Never answers; the connection stays open until the client gives up. */
   | { hang: true };
 
@@ -179,7 +179,7 @@ export class FakeOpenAI {
     const respond = () => {
       if (res.destroyed || res.writableEnded) return;
       if ('raw' in reply) {
-        res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' });
+        res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? 'application/json' });
         res.end(reply.raw);
       } else if ('status' in reply) {
         send(res, reply.status, { error: { message: reply.message ?? `fake error ${reply.status}`, type: 'fake_error', code: null } }, reply.headers);
