@@ -54,7 +54,7 @@ interface OpenStream {
   stop(error: unknown): void;
 }
 
-/** After a stopped stream's last bytes, before the server closes anyway. */
+/** How long stopped streams' last bytes may take to leave before the server closes regardless. */
 const FLUSH_MS = 1000;
 
 function delay(ms: number): { promise: Promise<void>; cancel(): void } {
@@ -95,7 +95,7 @@ export class EventStreams {
       clearInterval(heartbeat);
       body.end();
     };
-    // Fastify destroys the body when the response closes early: the client has gone.
+    // After the end, or early: Fastify destroys the body when the client has gone.
     body.on('close', () => {
       end();
       controller.abort(new Error('the client closed the connection'));
