@@ -1,7 +1,7 @@
 // The services the HTTP API calls, each bound once to the parts it needs (store, vector
 // index, providers, blob store, queue). runtime.ts builds them; routes only call them.
 import type { Readable } from 'node:stream';
-import { answerQuestion, type AnswerRequest } from './answer/answer.js';
+import { answerQuestion, prepareAnswer, type AnswerRequest } from './answer/answer.js';
 import { MetadataCatalogue } from './answer/catalogue.js';
 import { Optimizer } from './answer/optimize.js';
 import { deleteByExternalId, deleteById, previewDeleteByExternalId, previewDeleteByFilter } from './documents/deletion.js';
@@ -116,6 +116,9 @@ export function createServices(parts: ServiceParts) {
     },
     answer: (workspaceId: number, req: AnswerRequest, onLlmError: (error: unknown) => void) =>
       answerQuestion({ db, index, embedder, llm, optimizer, onLlmError }, workspaceId, req),
+    /** The answer's checks and retrieval; the writer it resolves to streams the answer. */
+    prepareAnswer: (workspaceId: number, req: AnswerRequest, onLlmError: (error: unknown) => void) =>
+      prepareAnswer({ db, index, embedder, llm, optimizer, onLlmError }, workspaceId, req),
     extractions: {
       create: bind(db, createExtraction),
       list: bind(db, listExtractions),

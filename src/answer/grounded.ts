@@ -3,10 +3,12 @@
 // a structured reply {answerable, answer, citations: [{passage, quote}]}, and a check of the
 // citations against what was retrieved: a passage counts as cited only when a quote given
 // for it is found in it. Markers that point elsewhere are removed; an answer left citing
-// nothing retrieved is refused (UncitedAnswerError), never returned.
-import type { LlmProvider } from '../providers/llm/types.js';
+// nothing retrieved is refused (UncitedAnswerError), never returned. Streamed, the reply's
+// answer text is passed on as the model writes it, before any of this checking.
+import type { ChatStreamSink, LlmProvider } from '../providers/llm/types.js';
 import { estimateTokens } from '../providers/llm/types.js';
 import { neutraliseReferences, type AnswerFormat, type CandidatePage, type ScoredSentence } from './extractive.js';
+import { PartialJsonField } from './partial-json.js';
 import { contentTerms, stripMarkdown } from './text.js';
 
 export interface Passage {
@@ -173,12 +175,51 @@ function sentenceIdsFor(quotes: string[], page: CandidatePage): number[] {
   return ids;
 }
 
-/** Asks the model and checks its citations; throws UncitedAnswerError for an answer that cites nothing retrieved. */
-export async function groundedAnswer(llm: LlmProvider, question: string, passages: Passage[], format: AnswerFormat): Promise<GroundedAnswer> {
+export interface AnswerDraft {
+  /**
+   * Told the reply's `answer` text as the model writes it, unchecked: its markers are passage
+   * numbers. Nothing is told of a reply that first says it is not answerable.
+   */
+  onText: (text: string) => void;
+  /** Ends the call (the client has gone). */
+  signal?: AbortSignal;
+}
+
+/** The sink of a streamed grounded answer: the reply's answer field, passed on as it grows. */
+function draftSink(draft: AnswerDraft): ChatStreamSink {
+  let passedOn = false;
+  const forward = (text: string) => {
+    if (reader.literals.get('answerable') === 'false') return;
+    passedOn = true;
+    draft.onText(text);
+  };
+  let reader = new PartialJsonField('answer', forward);
+  return {
+    delta: (piece) => reader.push(piece),
+    committed: () => passedOn,
+    restart: () => {
+      reader = new PartialJsonField('answer', forward);
+    },
+  };
+}
+
+/**
+ * Asks the model and checks its citations; throws UncitedAnswerError for an answer that cites
+ * nothing retrieved. With a draft, the reply is streamed and its answer text told as it comes.
+ */
+export async function groundedAnswer(
+  llm: LlmProvider,
+  question: string,
+  passages: Passage[],
+  format: AnswerFormat,
+  draft?: AnswerDraft,
+): Promise<GroundedAnswer> {
   const response = await llm.chat({
     messages: answerMessages(question, passages, format),
     jsonSchema: { name: 'grounded_answer', schema: ANSWER_SCHEMA },
     temperature: 0,
+    signal: draft?.signal,
+    stream: draft && draftSink(draft),
   });
   const reply = response.json as ModelAnswer;
   if (!reply.answerable) return { answerable: false, answer: '', cited: [], sentenceIds: new Map() };

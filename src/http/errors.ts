@@ -109,6 +109,21 @@ export function createErrorHandler(limits: ErrorLimits) {
   };
 }
 
+/**
+ * The error envelope of a failure after a streamed response began: its status line is sent,
+ * so the failure travels in the stream, in the shape the route's errors have.
+ */
+export function streamErrorBody(error: unknown, request: FastifyRequest): unknown {
+  const known = toKnownError(error, 0);
+  if (known instanceof AppError) {
+    if (known.status >= 500) request.log.warn({ err: error }, 'streamed response failed');
+    return errorBody(shapeOf(request), known);
+  }
+  if (known) return errorBody(shapeOf(request), errors.invalidRequest(known.message));
+  request.log.error({ err: error }, 'unhandled error in a streamed response');
+  return errorBody(shapeOf(request), errors.internal());
+}
+
 /** Errors Fastify raises before routing: an undecodable path, a path parameter past its length. */
 export function handleFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const known =

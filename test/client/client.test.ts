@@ -12,6 +12,7 @@ import {
   FolioTaskFailedError,
   FolioTaskTimeoutError,
   unwrap,
+  type AnswerEvent,
   type TaskStatus,
 } from '../../clients/typescript/src/index.js';
 import { KEYS, startTestApp, vector, type TestApp } from '../helpers/app.js';
@@ -142,6 +143,24 @@ describe('TypeScript client', () => {
     expect(answer.format).toBe('MARKDOWN');
     expect(answer.answer).toContain('every morning at six');
     expect(answer.sources[0]).toMatchObject({ document_id, relevance: expect.stringMatching(/^0\.\d{4}$/) });
+  });
+
+  it('streams an answer: sources, deltas that add up to the answer, then the same body answer() returns', async () => {
+    const request = { question: 'When does the lighthouse keeper record the tide?', metadata_filter: { topic: 'lighthouse' } };
+    const events: AnswerEvent[] = [];
+    for await (const event of folio.answerStream(request)) events.push(event);
+    expect(events[0].event).toBe('sources');
+    const done = events.at(-1)!;
+    expect(done.event).toBe('done');
+    if (done.event !== 'done') return;
+    const deltas = events.flatMap((e) => (e.event === 'delta' ? [e.data.text] : []));
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.join('')).toBe(done.data.data.answer);
+    expect(done.data.data).toEqual(await folio.answer(request));
+
+    await expect(async () => {
+      for await (const event of folio.answerStream({ question: '' })) void event;
+    }).rejects.toMatchObject({ status: 422, errorCode: 'VALIDATION_ERROR' });
   });
 
   it('pages through extractions and their results', async () => {

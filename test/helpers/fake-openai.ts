@@ -3,7 +3,9 @@
 // choices[0].message.content) and POST /v1/embeddings (hashing-embedder vectors by default, so
 // search behaves as it does offline). Scriptable per test: a queue of replies (content,
 // status codes, delays, raw bodies) consumed in order, a default when the queue is empty,
-// and a record of every request received.
+// and a record of every request received. A chat request with `stream: true` gets its
+// content as Server-Sent Events chunks (`choices[0].delta.content`, then `data: [DONE]`),
+// paced, cut or left hanging as scripted; a request whose client hung up is marked aborted.
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
@@ -24,6 +26,7 @@ export interface FakeChatBody {
   max_tokens?: number;
   max_completion_tokens?: number;
   temperature?: number;
+  stream?: boolean;
   [key: string]: unknown;
 }
 
@@ -43,16 +46,32 @@ export interface FakeRequest {
   body: unknown;
   /** Arrival time (Date.now()), to check retry spacing. */
   at: number;
+  /** The client closed the connection before the reply was complete. */
+  aborted: boolean;
 }
 
 /** One scripted chat reply. */
 export type FakeReply =
-  /** 200 with this content (an object is sent as its JSON text). */
-  | { content: string | Record<string, unknown> | unknown[]; delayMs?: number; finishReason?: string; model?: string }
+  /**
+   * 200 with this content (an object is sent as its JSON text). Streamed when the request asks:
+   * in `chunks` (whose concatenation should be the content; default pieces of 12 characters),
+   * `chunkDelayMs` apart; `cutAfter` n chunks the connection is destroyed, `hangAfter` n chunks
+   * nothing more is written.
+   */
+  | {
+      content: string | Record<string, unknown> | unknown[];
+      delayMs?: number;
+      finishReason?: string;
+      model?: string;
+      chunks?: string[];
+      chunkDelayMs?: number;
+      cutAfter?: number;
+      hangAfter?: number;
+    }
   /** An error status with an OpenAI-style error body; e.g. 429 with `retry-after`. */
   | { status: number; message?: string; headers?: Record<string, string>; delayMs?: number }
-  /** Exactly this body text (any status, default 200): for malformed responses. */
-  | { raw: string; status?: number; delayMs?: number }
+  /** Exactly this body text (any status, default 200; JSON unless told): for malformed responses. */
+  | { raw: string; status?: number; delayMs?: number; contentType?: string }
   /** Never answers; the connection stays open until the client gives up. */
   | { hang: true };
 
@@ -140,8 +159,11 @@ export class FakeOpenAI {
       // kept as text
     }
     const path = url.split('?')[0];
-    const request: FakeRequest = { path, method, headers, body, at: Date.now() };
+    const request: FakeRequest = { path, method, headers, body, at: Date.now(), aborted: false };
     this.requests.push(request);
+    res.on('close', () => {
+      if (!res.writableEnded) request.aborted = true;
+    });
     if (method === 'POST' && path.endsWith('/embeddings')) return this.embeddings(body as FakeEmbeddingsBody, res);
     if (method !== 'POST' || !path.endsWith('/chat/completions')) {
       return send(res, 404, { error: { message: `fake-openai: no route ${method} ${path}`, type: 'invalid_request_error' } });
@@ -157,10 +179,12 @@ export class FakeOpenAI {
     const respond = () => {
       if (res.destroyed || res.writableEnded) return;
       if ('raw' in reply) {
-        res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' });
+        res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? 'application/json' });
         res.end(reply.raw);
       } else if ('status' in reply) {
         send(res, reply.status, { error: { message: reply.message ?? `fake error ${reply.status}`, type: 'fake_error', code: null } }, reply.headers);
+      } else if (chat.stream === true) {
+        this.stream(res, chat, reply);
       } else {
         const content = typeof reply.content === 'string' ? reply.content : JSON.stringify(reply.content);
         send(res, 200, {
@@ -179,6 +203,38 @@ export class FakeOpenAI {
       respond();
     }, delay);
     this.timers.add(timer);
+  }
+
+  private stream(res: ServerResponse, chat: FakeChatBody, reply: Extract<FakeReply, { content: unknown }>): void {
+    const content = typeof reply.content === 'string' ? reply.content : JSON.stringify(reply.content);
+    const pieces = reply.chunks ?? (content.match(/[\s\S]{1,12}/g) ?? []);
+    const id = `chatcmpl-fake-${this.requests.length}`;
+    const created = Math.floor(Date.now() / 1000);
+    const chunk = (delta: Record<string, unknown>, finishReason: string | null) =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: reply.model ?? chat.model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.write(chunk({ role: 'assistant', content: '' }, null));
+    let sent = 0;
+    const next = () => {
+      if (res.destroyed || res.writableEnded) return;
+      if (sent === reply.cutAfter) return void res.destroy();
+      if (sent === reply.hangAfter) return;
+      if (sent === pieces.length) {
+        res.write(chunk({}, reply.finishReason ?? 'stop'));
+        res.end('data: [DONE]\n\n');
+        return;
+      }
+      // The next step waits until this chunk is written out, so that a cut comes after it.
+      res.write(chunk({ content: pieces[sent++] }, null), () => {
+        if (!reply.chunkDelayMs) return next();
+        const timer = setTimeout(() => {
+          this.timers.delete(timer);
+          next();
+        }, reply.chunkDelayMs);
+        this.timers.add(timer);
+      });
+    };
+    next();
   }
 
   private embeddings(body: FakeEmbeddingsBody, res: ServerResponse): void {

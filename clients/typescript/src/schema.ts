@@ -288,7 +288,7 @@ export interface paths {
         put?: never;
         /**
          * Answer a question from the documents matching the filters, citing its sources
-         * @description Retrieves pages with the hybrid search, then answers: with a language model, a grounded answer whose citations are checked against the retrieved pages; otherwise (or when the model fails or cites nothing retrieved) an extractive answer from the best sentences. Marker [n] in the answer refers to sources[n-1]. The x-folio-answer-mode header says which: llm, extractive, fallback or none.
+         * @description Retrieves pages with the hybrid search, then answers: with a language model, a grounded answer whose citations are checked against the retrieved pages; otherwise (or when the model fails or cites nothing retrieved) an extractive answer from the best sentences. Marker [n] in the answer refers to sources[n-1]. The x-folio-answer-mode header says which: llm, extractive, fallback or none. With `Accept: text/event-stream` the answer streams as Server-Sent Events once the request is checked and the pages retrieved (errors until then are the usual responses). While a model writes, the deltas are its unchecked text citing the passages listed by `sources`; `done` then holds the checked answer.
          */
         post: operations["answerQuestion"];
         delete?: never;
@@ -4759,7 +4759,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The answer (JSON), or its events (text/event-stream) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4797,6 +4797,82 @@ export interface operations {
                             /** Format: date-time */
                             timestamp: string;
                             version: string;
+                        };
+                    };
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event: "sources";
+                        data: {
+                            document_id: number;
+                            page_number: number;
+                            /** @description Retrieval relevance of the page, four decimals */
+                            relevance: string;
+                            /** @description Free-form metadata: primitives, arrays and nested objects */
+                            document_metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Sentences of the page the answer drew on */
+                            sentence_ids: number[];
+                        }[];
+                    } | {
+                        /** @enum {string} */
+                        event: "delta";
+                        data: {
+                            text: string;
+                        };
+                    } | {
+                        /** @enum {string} */
+                        event: "done";
+                        data: {
+                            data: {
+                                answer: string;
+                                /**
+                                 * @default MARKDOWN
+                                 * @enum {string}
+                                 */
+                                format: "MARKDOWN" | "PLAIN_TEXT";
+                                sources: {
+                                    document_id: number;
+                                    page_number: number;
+                                    /** @description Retrieval relevance of the page, four decimals */
+                                    relevance: string;
+                                    /** @description Free-form metadata: primitives, arrays and nested objects */
+                                    document_metadata: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description Sentences of the page the answer drew on */
+                                    sentence_ids: number[];
+                                }[];
+                                optimized_question: string;
+                                /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
+                                optimized_metadata: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            success: boolean;
+                            error: null;
+                            meta: {
+                                /** Format: date-time */
+                                timestamp: string;
+                                version: string;
+                            };
+                        };
+                    } | {
+                        /** @enum {string} */
+                        event: "error";
+                        data: {
+                            data: null;
+                            /** @enum {boolean} */
+                            success: false;
+                            error: {
+                                error_code: string;
+                                message: string;
+                            };
+                            meta: {
+                                /** Format: date-time */
+                                timestamp: string;
+                                version: string;
+                            };
                         };
                     };
                 };

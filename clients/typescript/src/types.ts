@@ -6,6 +6,7 @@ type Json<T> = T extends { content: { 'application/json': infer B } } ? B : neve
 type Ok<O> = O extends { responses: { 200: infer R } } ? Json<R> : O extends { responses: { 201: infer R } } ? Json<R> : never;
 type RequestJson<O> = O extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 type OkData<O> = Ok<O> extends { data: infer D } ? D : never;
+type StreamEvent<O> = O extends { responses: { 200: { content: { 'text/event-stream': infer E } } } } ? E : never;
 
 export type IngestReceipt = OkData<paths['/api/v1/documents/ingest/embedding']['post']>;
 export type TaskStatus = OkData<paths['/api/v1/tasks/status/{task_identifier}']['get']>;
@@ -16,6 +17,8 @@ export type SearchResponse = OkData<paths['/api/v1/documents/search/pages']['pos
 export type SearchResult = SearchResponse['results'][number];
 export type AnswerRequest = RequestJson<paths['/api/v1/documents/answer']['post']>;
 export type Answer = OkData<paths['/api/v1/documents/answer']['post']>;
+/** One event of a streamed answer: `sources`, `delta` ({text}), `done` (the JSON body) or `error`. */
+export type AnswerEvent = StreamEvent<paths['/api/v1/documents/answer']['post']>;
 export type Extraction = OkData<paths['/api/v1/extractions/{extraction_id}']['get']>;
 export type ExtractionResult = OkData<paths['/api/v1/extractions/results/internal/{result_id}']['get']>;
 

@@ -2,15 +2,19 @@
 // built-in fetch: structured outputs (response_format json_schema) checked again here with
 // Ajv, a per-attempt timeout, retries with exponential backoff on 429, 5xx, timeouts and
 // network errors (Retry-After honoured), one more attempt on unusable output, and a token
-// budget per call (prompt estimate and completion cap).
+// budget per call (prompt estimate and completion cap). A streamed call (`stream: true`, the
+// content passed on as it arrives) is folded into the same completion body, so it validates
+// and retries alike, retrying only while its consumer has passed nothing on.
 import { Ajv, type ValidateFunction } from 'ajv';
 import { retryAfterMs, serverMessage, sleep } from '../http.js';
+import { SseParser } from './sse.js';
 import {
   LlmOutputError,
   LlmRequestError,
   estimateMessageTokens,
   type ChatRequest,
   type ChatResponse,
+  type ChatStreamSink,
   type JsonSchemaFormat,
   type LlmProvider,
 } from './types.js';
@@ -48,6 +52,69 @@ interface CompletionBody {
   model?: unknown;
   choices?: { message?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown }[];
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
+}
+
+/** One event of a streamed completion. */
+interface CompletionChunk {
+  model?: unknown;
+  choices?: { delta?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown }[];
+  usage?: CompletionBody['usage'];
+  error?: unknown;
+}
+
+/** A streamed reply that broke off: a transport failure, retried like one while nothing was passed on. */
+class StreamBroken extends Error {}
+
+/**
+ * Reads a streamed completion, passing its content to the sink as it arrives, into the body a
+ * non-streamed request would have had.
+ */
+async function readCompletionStream(body: ReadableStream<Uint8Array>, sink: ChatStreamSink): Promise<CompletionBody> {
+  const decoder = new TextDecoder();
+  const parser = new SseParser();
+  let content = '';
+  let refusal: string | null = null;
+  let finish: unknown = null;
+  let model: unknown;
+  let usage: CompletionBody['usage'];
+  let done = false;
+  const take = (data: string) => {
+    if (data.trim() === '[DONE]') {
+      done = true;
+      return;
+    }
+    let chunk: CompletionChunk;
+    try {
+      chunk = JSON.parse(data) as CompletionChunk;
+    } catch (error) {
+      throw new LlmOutputError(`chat stream event is not JSON: ${data.slice(0, 200)}`, { cause: error });
+    }
+    if (chunk.error !== undefined) throw new StreamBroken(`failed mid-stream: ${serverMessage(JSON.stringify(chunk))}`);
+    model ??= chunk.model;
+    if (chunk.usage) usage = chunk.usage;
+    const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+    if (typeof choice?.delta?.refusal === 'string') refusal = (refusal ?? '') + choice.delta.refusal;
+    if (choice?.finish_reason) finish = choice.finish_reason;
+    const piece = choice?.delta?.content;
+    if (typeof piece === 'string' && piece !== '') {
+      content += piece;
+      sink.delta(piece);
+    }
+  };
+  const reader = body.getReader();
+  try {
+    while (!done) {
+      const { value, done: ended } = await reader.read();
+      const events = ended ? [...parser.push(decoder.decode()), ...parser.end()] : parser.push(decoder.decode(value, { stream: true }));
+      for (const event of events) if (!done) take(event.data);
+      if (ended) break;
+    }
+  } finally {
+    // After [DONE], or on a failure: the rest of the body is not wanted.
+    void reader.cancel().catch(() => {});
+  }
+  if (!done && finish === null) throw new StreamBroken('stream ended before the answer was complete');
+  return { model, choices: [{ message: { content, refusal }, finish_reason: finish }], usage };
 }
 
 /** A compiler of response schemas that compiles each schema object once. */
@@ -111,13 +178,15 @@ export function createOpenAIChatProvider(options: OpenAIChatOptions): LlmProvide
     body[tokenParam] = Math.max(1, Math.min(request.maxTokens ?? maxOutputTokens, maxOutputTokens));
     if (request.temperature !== undefined && sendTemperature) body.temperature = request.temperature;
     if (request.jsonSchema) body.response_format = responseFormat(request.jsonSchema);
+    if (request.stream) body.stream = true;
     return JSON.stringify(body);
   }
 
   /** One HTTP exchange: the completion body, a Retry, or a thrown error. */
   async function exchange(request: ChatRequest): Promise<CompletionBody | Retry> {
     const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = request.signal;
+    const { signal, stream } = request;
+    stream?.restart();
     let response: Response;
     let text: string;
     try {
@@ -127,10 +196,19 @@ export function createOpenAIChatProvider(options: OpenAIChatOptions): LlmProvide
         body: requestBody(request),
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
+      if (stream && response.ok && response.body && /^text\/event-stream/i.test(response.headers.get('content-type') ?? '')) {
+        return await readCompletionStream(response.body, stream);
+      }
       text = await response.text();
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      const retry = timeout.aborted ? `timed out after ${timeoutMs} ms` : `failed: ${(error as Error).message}`;
+      if (error instanceof LlmOutputError) throw error;
+      const retry = timeout.aborted
+        ? `timed out after ${timeoutMs} ms`
+        : error instanceof StreamBroken
+          ? error.message
+          : `failed: ${(error as Error).message}`;
+      if (stream?.committed()) throw fail(`${retry}, after part of the answer was passed on`, null, error);
       return { retry, status: null, afterMs: null, cause: error };
     }
     if (!response.ok) {
@@ -149,11 +227,16 @@ export function createOpenAIChatProvider(options: OpenAIChatOptions): LlmProvide
       }
       throw fail(why, response.status);
     }
+    let body: CompletionBody;
     try {
-      return JSON.parse(text) as CompletionBody;
+      body = JSON.parse(text) as CompletionBody;
     } catch (error) {
       throw new LlmOutputError(`chat response from ${url} is not JSON: ${text.slice(0, 200)}`, { cause: error });
     }
+    // A server that does not stream answered the whole completion: it is one piece.
+    const content = Array.isArray(body.choices) ? body.choices[0]?.message?.content : undefined;
+    if (stream && typeof content === 'string' && content !== '') stream.delta(content);
+    return body;
   }
 
   /** Retries transport failures until the server answers 2xx. */
@@ -215,7 +298,7 @@ export function createOpenAIChatProvider(options: OpenAIChatOptions): LlmProvide
         try {
           return interpret(await complete(request), request);
         } catch (error) {
-          if (!(error instanceof LlmOutputError) || n >= outputRetries) throw error;
+          if (!(error instanceof LlmOutputError) || n >= outputRetries || request.stream?.committed()) throw error;
         }
       }
     },

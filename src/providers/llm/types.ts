@@ -25,6 +25,22 @@ export interface ChatRequest {
   maxTokens?: number;
   temperature?: number;
   signal?: AbortSignal;
+  /** Streams the reply: its content reaches the sink piece by piece as the server writes it. */
+  stream?: ChatStreamSink;
+}
+
+/**
+ * Where a streamed reply's content goes. A failed attempt is retried (and output that does
+ * not validate asked for again) only while the consumer has passed nothing on: once it has,
+ * the failure is the call's.
+ */
+export interface ChatStreamSink {
+  /** The next piece of the content, in order. */
+  delta(text: string): void;
+  /** Whether the consumer has passed any of it on to its own client. */
+  committed(): boolean;
+  /** A new attempt starts: the pieces of the failed one are void. */
+  restart(): void;
 }
 
 export interface ChatResponse {
