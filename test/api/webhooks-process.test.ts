@@ -1,7 +1,7 @@
 // Webhook events survive SIGKILL: a real `folio serve` on each engine commits a task's
-// completion and a deletion while the receiver is down (the first attempts are refused), is
-// killed with SIGKILL before any retry, and once restarted with the receiver up it delivers both,
-// signed, with the attempts that failed before the kill on record.
+// completion and a deletion, is killed with SIGKILL before it has delivered them (before any
+// attempt, or after refused first attempts while the receiver was down), and once restarted it
+// delivers both, signed, once each.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -73,6 +73,38 @@ describe.each(ENGINES)('webhook events across SIGKILL (%s)', { timeout: 300_000 
     await receiver?.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
     if (schema) await dropSchema(schema);
+  });
+
+  it('delivers events killed before their first attempt once restarted', async () => {
+    receiver = await startReceiver();
+    // An API-only process records events but runs no delivery loop: the kill comes before any attempt.
+    server = await startServer(env, undefined, ['--role', 'api']);
+    const created = await api(server, 'POST', '/api/v1/webhooks', { url: `${receiver.url}/first`, events: ['task.completed', 'document.deleted'] });
+    expect(created.status).toBe(201);
+    const hook = created.json.data as { id: number; secret: string };
+    const ingested = await api(server, 'POST', '/api/v1/documents/ingest/embedding', { embedding: vector(5), content: 'Killed before sending.' });
+    expect(ingested.status).toBe(201);
+    const receipt = ingested.json.data as { task_identifier: string; document_id: number };
+    expect((await api(server, 'DELETE', `/api/v1/documents/internal/${receipt.document_id}`)).status).toBe(200);
+    const pending = await deliveriesOf(server, hook.id);
+    expect(pending.map((d) => [d.status, d.attempt_count])).toEqual([
+      ['pending', 0],
+      ['pending', 0],
+    ]);
+    await server.stop('SIGKILL');
+    server = null;
+
+    server = await startServer(env);
+    const received = await receiver.waitFor((all) => all.length >= 2, 60_000);
+    expect(received.map((r) => r.event.type).sort()).toEqual(['document.deleted', 'task.completed']);
+    for (const r of received) expect(verifyFolioSignature(hook.secret, String(r.headers['folio-signature']), r.body)).toBe(true);
+    const recorded = await until(() => deliveriesOf(server!, hook.id), (list) => list.every((d) => d.status === 'succeeded'));
+    expect(recorded.map((d) => d.attempt_count)).toEqual([1, 1]);
+    await api(server, 'DELETE', `/api/v1/webhooks/${hook.id}`);
+    await server.stop('SIGKILL');
+    server = null;
+    await receiver.close();
+    receiver = null;
   });
 
   it('delivers the events committed before the kill once restarted', async () => {

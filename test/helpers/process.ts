@@ -50,9 +50,9 @@ export interface Server {
 /** Starts `folio serve` and waits until /health answers. */
 // A first start creates the database (initdb): seconds when idle, far more while other test
 // files keep both cores busy.
-export async function startServer(env: Record<string, string>, timeoutMs = 90_000): Promise<Server> {
+export async function startServer(env: Record<string, string>, timeoutMs = 90_000, args: string[] = []): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', ...args], {
     cwd: ROOT,
     env: baseEnv({ PORT: String(port), HOST: '127.0.0.1', ...env }),
   });
