@@ -6,13 +6,11 @@
 // a byte cap applied after decompression bounds memory. Error messages are shown to users.
 // This module follows the hops; the guard, body reading and error messages live in fetch/.
 import type dns from 'node:dns';
-import http from 'node:http';
-import https from 'node:https';
-import { classifyAddress, KIND_TEXT, normaliseHost } from './fetch/addresses.js';
+import type http from 'node:http';
 import { contentCodings, readBody } from './fetch/body.js';
 import { halt, type Fetch } from './fetch/context.js';
 import { cancelled, FetchError, statusError, toFetchError, tooLarge } from './fetch/errors.js';
-import { pinnedLookup, resolveAndVet } from './fetch/guard.js';
+import { allowlistOf, guardedRequest, resolveAndVet } from './fetch/guard.js';
 import { filenameFrom, mediaType } from './fetch/response.js';
 
 export { FetchError };
@@ -77,7 +75,7 @@ export async function fetchUrl(url: string, options: FetchOptions): Promise<Fetc
   const start = new URL(url);
   const ctx: Fetch = {
     originalUrl: start.href,
-    allowlist: new Set(options.allowlist.map(normaliseHost).filter((host) => host !== '')),
+    allowlist: allowlistOf(options.allowlist),
     maxBytes: options.maxBytes,
     connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     totalTimeoutMs: options.totalTimeoutMs ?? DEFAULT_TOTAL_TIMEOUT_MS,
@@ -179,39 +177,9 @@ function send(
   addresses: dns.LookupAddress[],
   onConnected: () => void,
 ): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
-  const secure = url.protocol === 'https:';
-  const host = normaliseHost(url.hostname);
-  const allowed = ctx.allowlist.has(host);
   return new Promise((resolve, reject) => {
-    const req = (secure ? https : http).request({
-      protocol: url.protocol,
-      hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-      port: url.port === '' ? undefined : Number(url.port),
-      path: `${url.pathname}${url.search}`,
-      method: 'GET',
-      headers: {
-        'user-agent': ctx.userAgent,
-        accept: '*/*',
-        'accept-encoding': 'gzip, deflate, br',
-      },
-      agent: false,
-      lookup: pinnedLookup(addresses),
-      signal: ctx.controller.signal,
-    });
-    req.on('socket', (socket) => {
-      socket.once('connect', () => {
-        // Belt and braces: the pinned lookup already limits where the socket can go.
-        const remote = socket.remoteAddress;
-        const kind = remote === undefined ? null : classifyAddress(remote);
-        if (!allowed && kind !== null) {
-          const message = `Folio will not fetch ${url.href}: it connected to ${remote}, ${KIND_TEXT[kind]}.`;
-          req.destroy(new FetchError(message, false));
-        } else if (!secure) {
-          onConnected();
-        }
-      });
-      if (secure) socket.once('secureConnect', onConnected);
-    });
+    const headers = { 'user-agent': ctx.userAgent, accept: '*/*', 'accept-encoding': 'gzip, deflate, br' };
+    const req = guardedRequest(ctx, { url, method: 'GET', headers, addresses, action: 'fetch', onConnected });
     req.on('response', (res) => {
       res.on('error', () => {}); // read through the body stream, which sees the error
       resolve({ req, res });

@@ -3,11 +3,8 @@
 // host is allowlisted) and the connection pinned to them. Redirects are not followed (the answer
 // is the result), one deadline covers DNS, connect and the response's status line. Errors are
 // FetchErrors with messages shown to users.
-import http from 'node:http';
-import https from 'node:https';
-import { classifyAddress, KIND_TEXT, normaliseHost } from './fetch/addresses.js';
 import { FetchError } from './fetch/errors.js';
-import { pinnedLookup, resolveAndVet } from './fetch/guard.js';
+import { allowlistOf, guardedRequest, resolveAndVet } from './fetch/guard.js';
 import { checkUrlSyntax } from './url-fetch.js';
 
 const ACTION = 'deliver to';
@@ -22,7 +19,7 @@ export interface PostOptions {
 }
 
 function guardOf(allowlist: string[]) {
-  return { allowlist: new Set(allowlist.map(normaliseHost).filter((host) => host !== '')), controller: new AbortController() };
+  return { allowlist: allowlistOf(allowlist), controller: new AbortController() };
 }
 
 /**
@@ -79,29 +76,13 @@ function send(
   addresses: Awaited<ReturnType<typeof resolveAndVet>>,
   guard: ReturnType<typeof guardOf>,
 ): Promise<number> {
-  const secure = url.protocol === 'https:';
-  const allowed = guard.allowlist.has(normaliseHost(url.hostname));
   return new Promise((resolve, reject) => {
-    const req = (secure ? https : http).request({
-      protocol: url.protocol,
-      hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-      port: url.port === '' ? undefined : Number(url.port),
-      path: `${url.pathname}${url.search}`,
+    const req = guardedRequest(guard, {
+      url,
       method: 'POST',
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      agent: false,
-      lookup: pinnedLookup(addresses),
-      signal: guard.controller.signal,
-    });
-    req.on('socket', (socket) => {
-      socket.once('connect', () => {
-        // Belt and braces: the pinned lookup already limits where the socket can go.
-        const remote = socket.remoteAddress;
-        const kind = remote === undefined ? null : classifyAddress(remote);
-        if (!allowed && kind !== null) {
-          req.destroy(new FetchError(`Folio will not ${ACTION} ${url.href}: it connected to ${remote}, ${KIND_TEXT[kind]}.`, false));
-        }
-      });
+      addresses,
+      action: ACTION,
     });
     req.on('response', (res) => {
       // Only the status counts: the body is not read, the connection is not reused.

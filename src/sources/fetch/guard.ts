@@ -2,12 +2,19 @@
 // (non-public ones refused unless the host is allowlisted) and the connection is pinned to the
 // vetted addresses, so DNS rebinding cannot slip past the check.
 import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import { classifyAddress, KIND_TEXT, normaliseHost } from './addresses.js';
 import type { Fetch } from './context.js';
 import { FetchError } from './errors.js';
 
 const ALLOWLIST_SETTING = 'FOLIO_URL_ALLOWLIST';
+
+/** FOLIO_URL_ALLOWLIST's hosts as the guard compares them. */
+export function allowlistOf(hosts: string[]): Set<string> {
+  return new Set(hosts.map(normaliseHost).filter((host) => host !== ''));
+}
 
 /** Hostnames of cloud metadata services, refused before any DNS lookup. */
 const METADATA_HOSTNAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata']);
@@ -77,4 +84,52 @@ export function pinnedLookup(addresses: dns.LookupAddress[]): net.LookupFunction
       else callback(null, usable[0].address, usable[0].family);
     });
   };
+}
+
+export interface GuardedRequest {
+  url: URL;
+  method: string;
+  headers: http.OutgoingHttpHeaders;
+  /** What resolveAndVet returned for the URL's host. */
+  addresses: dns.LookupAddress[];
+  /** What Folio would do with the URL, in a refusal ('fetch', 'deliver to'). */
+  action: string;
+  /** Told once the connection (with TLS, its handshake) is up and vetted. */
+  onConnected?: () => void;
+}
+
+/**
+ * An http(s) request pinned to the vetted addresses, without an agent (no connection reuse);
+ * a socket that still reaches a non-public address of a host not allowlisted is destroyed
+ * with a FetchError. The caller adds its handlers and ends the request.
+ */
+export function guardedRequest(ctx: Pick<Fetch, 'allowlist' | 'controller'>, request: GuardedRequest): http.ClientRequest {
+  const { url, onConnected } = request;
+  const secure = url.protocol === 'https:';
+  const allowed = ctx.allowlist.has(normaliseHost(url.hostname));
+  const req = (secure ? https : http).request({
+    protocol: url.protocol,
+    hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port === '' ? undefined : Number(url.port),
+    path: `${url.pathname}${url.search}`,
+    method: request.method,
+    headers: request.headers,
+    agent: false,
+    lookup: pinnedLookup(request.addresses),
+    signal: ctx.controller.signal,
+  });
+  req.on('socket', (socket) => {
+    socket.once('connect', () => {
+      // Belt and braces: the pinned lookup already limits where the socket can go.
+      const remote = socket.remoteAddress;
+      const kind = remote === undefined ? null : classifyAddress(remote);
+      if (!allowed && kind !== null) {
+        req.destroy(new FetchError(`Folio will not ${request.action} ${url.href}: it connected to ${remote}, ${KIND_TEXT[kind]}.`, false));
+      } else if (!secure) {
+        onConnected?.();
+      }
+    });
+    if (secure && onConnected) socket.once('secureConnect', onConnected);
+  });
+  return req;
 }
