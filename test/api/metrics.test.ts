@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, call, startTestApp, vector, type TestApp } from '../helpers/app.js';
 import { multipartBody } from '../helpers/multipart.js';
 import { ENGINES } from '../helpers/stores.js';
+import { until } from '../helpers/poll.js';
 import { waitForTask } from '../helpers/tasks.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
@@ -112,11 +113,7 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
     expect((await call(t.app, 'DELETE', `/api/v1/documents/internal/${stored.json().data.document_id}`)).statusCode).toBe(200);
     await receiver.waitFor((received) => received.length === 2);
     // The success is recorded after the receiver answers: wait for the counter, not the request.
-    let text = await scrape();
-    for (let i = 0; i < 100 && sample(text, 'folio_webhook_deliveries_total', { outcome: 'succeeded' }) !== 1; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      text = await scrape();
-    }
+    const text = await until(scrape, (body) => sample(body, 'folio_webhook_deliveries_total', { outcome: 'succeeded' }) === 1, 5000);
     expect(sample(text, 'folio_webhook_deliveries_total', { outcome: 'retrying' })).toBe(1);
     expect(sample(text, 'folio_webhook_deliveries_total', { outcome: 'succeeded' })).toBe(1);
     expect(sample(text, 'folio_webhook_deliveries_total', { outcome: 'failed' }) ?? 0).toBe(0);

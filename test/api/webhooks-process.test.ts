@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vector } from '../helpers/app.js';
 import { freePort, startServer, type Server } from '../helpers/process.js';
 import { ENGINES, POSTGRES_URL, createSchema, dropSchema, newSchemaName } from '../helpers/stores.js';
+import { until } from '../helpers/poll.js';
 import { startReceiver, verifyFolioSignature, type Receiver } from '../helpers/webhook-receiver.js';
 
 const KEY = 'webhooks-process-key';
@@ -33,15 +34,6 @@ async function deliveriesOf(server: Server, hookId: number): Promise<Delivery[]>
   return (await api(server, 'GET', `/api/v1/webhooks/${hookId}/deliveries`)).json.data as Delivery[];
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms: ${JSON.stringify(value).slice(0, 2000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe.each(ENGINES)('webhook events across SIGKILL (%s)', { timeout: 300_000 }, (engine) => {
   let dataDir: string;
@@ -98,7 +90,7 @@ describe.each(ENGINES)('webhook events across SIGKILL (%s)', { timeout: 300_000 
     const received = await receiver.waitFor((all) => all.length >= 2, 60_000);
     expect(received.map((r) => r.event.type).sort()).toEqual(['document.deleted', 'task.completed']);
     for (const r of received) expect(verifyFolioSignature(hook.secret, String(r.headers['folio-signature']), r.body)).toBe(true);
-    const recorded = await until(() => deliveriesOf(server!, hook.id), (list) => list.every((d) => d.status === 'succeeded'));
+    const recorded = await until(() => deliveriesOf(server!, hook.id), (list) => list.every((d) => d.status === 'succeeded'), 60_000);
     expect(recorded.map((d) => d.attempt_count)).toEqual([1, 1]);
     await api(server, 'DELETE', `/api/v1/webhooks/${hook.id}`);
     await server.stop('SIGKILL');
@@ -119,7 +111,7 @@ describe.each(ENGINES)('webhook events across SIGKILL (%s)', { timeout: 300_000 
     expect((await api(server, 'DELETE', `/api/v1/documents/internal/${receipt.document_id}`)).status).toBe(200);
 
     // Both events are committed and their first attempts refused: the receiver is down.
-    await until(() => deliveriesOf(server!, hook.id), (list) => list.length === 2 && list.every((d) => d.attempt_count >= 1));
+    await until(() => deliveriesOf(server!, hook.id), (list) => list.length === 2 && list.every((d) => d.attempt_count >= 1), 60_000);
     await server.stop('SIGKILL');
     server = null;
 
@@ -135,7 +127,7 @@ describe.each(ENGINES)('webhook events across SIGKILL (%s)', { timeout: 300_000 
       expect(r.headers['folio-event-id']).toBe(r.event.id);
     }
 
-    const recorded = await until(() => deliveriesOf(server!, hook.id), (list) => list.length === 2 && list.every((d) => d.status === 'succeeded'));
+    const recorded = await until(() => deliveriesOf(server!, hook.id), (list) => list.length === 2 && list.every((d) => d.status === 'succeeded'), 60_000);
     for (const delivery of recorded) {
       expect(delivery.attempt_count).toBeGreaterThanOrEqual(2);
       expect(delivery.attempts[0]).toMatchObject({ attempt: 1, response_code: null, error: expect.stringContaining('refused the connection') });

@@ -7,6 +7,7 @@ import { API_KEYS_ENV, KEYS, call, startTestApp, vector, type TestApp } from '..
 import { multipartBody } from '../helpers/multipart.js';
 import { ENGINES } from '../helpers/stores.js';
 import { waitForTask } from '../helpers/tasks.js';
+import { until } from '../helpers/poll.js';
 import { startReceiver, verifyFolioSignature, type Received, type Receiver } from '../helpers/webhook-receiver.js';
 import type { AttemptOutcome, AttemptReport } from '../../src/webhooks/delivery.js';
 
@@ -43,15 +44,6 @@ async function deliveries(t: TestApp, id: number, key: string = KEYS.admin): Pro
   return res.json().data as DeliveryBody[];
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms: ${JSON.stringify(value).slice(0, 2000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function ingestEmbedding(t: TestApp, content: string, key: string = KEYS.write, externalId?: string): Promise<{ task_identifier: string; document_id: number }> {
   const res = await call(t.app, 'POST', '/api/v1/documents/ingest/embedding', { key, body: { embedding: vector(content.length + 7), content, external_id: externalId } });
