@@ -10,10 +10,7 @@ import {
   findVersions,
   pagesOfDocument,
   paragraphsOfPage,
-  sentencesOfParagraphs,
   type DocumentRow,
-  type ParagraphRow,
-  type SentenceRow,
 } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
 import { findTask } from '../store/tasks.js';
@@ -52,20 +49,6 @@ export async function listVersions(db: Kysely<Database>, workspaceId: number, ex
   return rows.map((row) => documentView(row));
 }
 
-async function withSentences(db: Kysely<Database>, paragraphs: ParagraphRow[]): Promise<ParagraphView[]> {
-  const sentences = await sentencesOfParagraphs(
-    db,
-    paragraphs.map((p) => p.id),
-  );
-  const byParagraph = new Map<number, SentenceRow[]>();
-  for (const s of sentences) {
-    const list = byParagraph.get(s.paragraph_id);
-    if (list) list.push(s);
-    else byParagraph.set(s.paragraph_id, [s]);
-  }
-  return paragraphs.map((p) => paragraphView(p, byParagraph.get(p.id) ?? []));
-}
-
 export async function getPage(
   db: Kysely<Database>,
   workspaceId: number,
@@ -75,12 +58,11 @@ export async function getPage(
   const row = await findPage(db, workspaceId, pageId);
   if (!row) throw errors.notFound(`Page ${pageId}`);
   if (!includeParagraphs) return pageView(row);
-  return pageView(row, await withSentences(db, await paragraphsOfPage(db, row.id)));
+  return pageView(row, (await paragraphsOfPage(db, row.id)).map(paragraphView));
 }
 
 export async function getParagraph(db: Kysely<Database>, workspaceId: number, paragraphId: number): Promise<ParagraphView> {
   const row = await findParagraph(db, workspaceId, paragraphId);
   if (!row) throw errors.notFound(`Paragraph ${paragraphId}`);
-  const [view] = await withSentences(db, [row]);
-  return view;
+  return paragraphView(row);
 }

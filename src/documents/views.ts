@@ -94,13 +94,13 @@ export function sentenceView(row: SentenceRow): SentenceView {
   };
 }
 
-export function paragraphView(row: ParagraphRow, sentences: SentenceRow[]): ParagraphView {
+export function paragraphView(row: ParagraphRow): ParagraphView {
   return {
     id: row.id,
     page_id: row.page_id,
     paragraph_index: row.paragraph_index,
     content: row.content,
     created_at: row.created_at.toISOString(),
-    sentences: sentences.map(sentenceView),
+    sentences: row.sentences.map(sentenceView),
   };
 }

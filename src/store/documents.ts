@@ -114,7 +114,7 @@ export interface DocumentPages {
   pages: NewPage[];
 }
 
-/** Inserts pages with their paragraphs and sentences; returns the page ids in order. */
+/** Inserts pages with their paragraphs (each holding its sentences); returns the page ids in order. */
 export async function insertPages(db: Db, workspaceId: number, documentId: number, pages: NewPage[]): Promise<number[]> {
   return insertDocumentPages(db, [{ workspaceId, documentId, pages }]);
 }
@@ -144,23 +144,16 @@ export async function insertDocumentPages(db: Db, documents: DocumentPages[]): P
   }
 
   const paragraphs = pages.flatMap(({ page }, i) =>
-    page.paragraphs.map((para, index) => ({ page_id: pageIds[i], paragraph_index: index, content: para.content, para })),
+    page.paragraphs.map((para, index) => ({
+      page_id: pageIds[i],
+      paragraph_index: index,
+      content: para.content,
+      sentences: para.sentences,
+      sentence_ids: sql<unknown>`ARRAY(SELECT nextval('sentence_id_seq') FROM generate_series(1, ${para.sentences.length}::int))`,
+    })),
   );
-  const sentences: { paragraph_id: number; sentence_index: number; content: string }[] = [];
   for (const batch of chunks(paragraphs, ROWS_PER_INSERT)) {
-    const rows = await db
-      .insertInto('paragraphs')
-      .values(batch.map(({ page_id, paragraph_index, content }) => ({ page_id, paragraph_index, content })))
-      .returning(['id', 'page_id', 'paragraph_index'])
-      .execute();
-    const idByKey = new Map(rows.map((r) => [`${r.page_id}:${r.paragraph_index}`, r.id]));
-    for (const p of batch) {
-      const paragraphId = idByKey.get(`${p.page_id}:${p.paragraph_index}`)!;
-      p.para.sentences.forEach((content, sentence_index) => sentences.push({ paragraph_id: paragraphId, sentence_index, content }));
-    }
-  }
-  for (const batch of chunks(sentences, ROWS_PER_INSERT)) {
-    await db.insertInto('sentences').values(batch).execute();
+    await db.insertInto('paragraphs').values(batch).execute();
   }
   return pageIds;
 }
@@ -271,14 +264,6 @@ export async function findPage(db: Db, workspaceId: number, pageId: number): Pro
     .executeTakeFirst();
 }
 
-export interface ParagraphRow {
-  id: number;
-  page_id: number;
-  paragraph_index: number;
-  content: string;
-  created_at: Date;
-}
-
 export interface SentenceRow {
   id: number;
   paragraph_id: number;
@@ -287,32 +272,48 @@ export interface SentenceRow {
   created_at: Date;
 }
 
+/** A paragraph with its sentences in order. */
+export interface ParagraphRow {
+  id: number;
+  page_id: number;
+  paragraph_index: number;
+  content: string;
+  created_at: Date;
+  sentences: SentenceRow[];
+}
+
+const PARAGRAPH_COLUMNS = ['g.id', 'g.page_id', 'g.paragraph_index', 'g.content', 'g.created_at', 'g.sentences', 'g.sentence_ids'] as const;
+
+interface StoredParagraph extends Omit<ParagraphRow, 'sentences'> {
+  sentences: string[];
+  sentence_ids: string[];
+}
+
+function paragraphRow({ sentences, sentence_ids, ...paragraph }: StoredParagraph): ParagraphRow {
+  return {
+    ...paragraph,
+    sentences: sentences.map((content, i) => ({
+      id: Number(sentence_ids[i]),
+      paragraph_id: paragraph.id,
+      sentence_index: i,
+      content,
+      created_at: paragraph.created_at,
+    })),
+  };
+}
+
 export async function paragraphsOfPage(db: Db, pageId: number): Promise<ParagraphRow[]> {
-  return db
-    .selectFrom('paragraphs')
-    .select(['id', 'page_id', 'paragraph_index', 'content', 'created_at'])
-    .where('page_id', '=', pageId)
-    .orderBy('paragraph_index')
-    .execute();
+  const rows = await db.selectFrom('paragraphs as g').select(PARAGRAPH_COLUMNS).where('g.page_id', '=', pageId).orderBy('g.paragraph_index').execute();
+  return rows.map(paragraphRow);
 }
 
 export async function findParagraph(db: Db, workspaceId: number, paragraphId: number): Promise<ParagraphRow | undefined> {
-  return db
+  const row = await db
     .selectFrom('paragraphs as g')
     .innerJoin('pages as p', 'p.id', 'g.page_id')
-    .select(['g.id', 'g.page_id', 'g.paragraph_index', 'g.content', 'g.created_at'])
+    .select(PARAGRAPH_COLUMNS)
     .where('p.workspace_id', '=', workspaceId)
     .where('g.id', '=', paragraphId)
     .executeTakeFirst();
-}
-
-export async function sentencesOfParagraphs(db: Db, paragraphIds: number[]): Promise<SentenceRow[]> {
-  if (paragraphIds.length === 0) return [];
-  return db
-    .selectFrom('sentences')
-    .select(['id', 'paragraph_id', 'sentence_index', 'content', 'created_at'])
-    .where('paragraph_id', 'in', paragraphIds)
-    .orderBy('paragraph_id')
-    .orderBy('sentence_index')
-    .execute();
+  return row && paragraphRow(row);
 }

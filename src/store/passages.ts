@@ -17,22 +17,17 @@ export async function sentencesOfPages(db: Kysely<Database>, pageIds: number[]):
   const byPage = new Map<number, StoredSentence[]>(pageIds.map((id) => [id, []]));
   if (pageIds.length === 0) return byPage;
   const rows = await db
-    .selectFrom('sentences as s')
-    .innerJoin('paragraphs as g', 'g.id', 's.paragraph_id')
-    .select(['s.id', 's.content', 's.sentence_index', 'g.page_id', 'g.paragraph_index'])
-    .where('g.page_id', 'in', pageIds)
-    .orderBy('g.page_id')
-    .orderBy('g.paragraph_index')
-    .orderBy('s.sentence_index')
+    .selectFrom('paragraphs')
+    .select(['page_id', 'paragraph_index', 'sentences', 'sentence_ids'])
+    .where('page_id', 'in', pageIds)
+    .orderBy('page_id')
+    .orderBy('paragraph_index')
     .execute();
   for (const r of rows) {
-    byPage.get(Number(r.page_id))?.push({
-      id: Number(r.id),
-      pageId: Number(r.page_id),
-      paragraphIndex: r.paragraph_index,
-      sentenceIndex: r.sentence_index,
-      content: r.content,
-    });
+    const list = byPage.get(r.page_id);
+    r.sentences.forEach((content, sentenceIndex) =>
+      list?.push({ id: Number(r.sentence_ids[sentenceIndex]), pageId: r.page_id, paragraphIndex: r.paragraph_index, sentenceIndex, content }),
+    );
   }
   return byPage;
 }

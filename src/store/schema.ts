@@ -1,5 +1,5 @@
 // Table row types for the typed query builder. Mirrors the migrations in ./migrations.
-import type { ColumnType, Generated, Transaction } from 'kysely';
+import type { ColumnType, Generated, RawBuilder, Transaction } from 'kysely';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -66,14 +66,9 @@ export interface ParagraphsTable {
   page_id: number;
   paragraph_index: number;
   content: string;
-  created_at: ColumnType<Date, never, never>;
-}
-
-export interface SentencesTable {
-  id: Generated<number>;
-  paragraph_id: number;
-  sentence_index: number;
-  content: string;
+  /** The paragraph's sentences in order, and their ids (same length). */
+  sentences: string[];
+  sentence_ids: ColumnType<string[], RawBuilder<unknown>, never>;
   created_at: ColumnType<Date, never, never>;
 }
 
@@ -192,7 +187,6 @@ export interface Database {
   pages: PagesTable;
   page_tombstones: PageTombstonesTable;
   paragraphs: ParagraphsTable;
-  sentences: SentencesTable;
   tasks: TasksTable;
   extractions: ExtractionsTable;
   extraction_documents: ExtractionDocumentsTable;

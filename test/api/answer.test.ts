@@ -53,15 +53,21 @@ async function pageOf(t: TestApp, source: Source): Promise<string> {
   return page!.content;
 }
 
-async function sentencesOf(t: TestApp, ids: number[]) {
-  if (ids.length === 0) return [];
-  return t.store.db
-    .selectFrom('sentences as s')
-    .innerJoin('paragraphs as g', 'g.id', 's.paragraph_id')
-    .innerJoin('pages as p', 'p.id', 'g.page_id')
-    .select(['s.id', 's.content', 'p.document_id', 'p.page_number'])
-    .where('s.id', 'in', ids)
-    .execute();
+/** The source's sentences, read through the API from the pages of its document, each with its page; all must be there. */
+async function sentencesOf(t: TestApp, source: Source) {
+  const ids = source.sentence_ids;
+  const doc = await call(t.app, 'GET', `/api/v1/documents/internal/${source.document_id}`, { key: KEYS.read });
+  const found: { id: number; content: string; document_id: number; page_number: number }[] = [];
+  for (const page of doc.json().data.pages as { id: number; page_number: number }[]) {
+    const view = await call(t.app, 'GET', `/api/v1/documents/content/pages/${page.id}?include_paragraphs=true`, { key: KEYS.read });
+    for (const paragraph of view.json().paragraphs as { sentences: { id: number; content: string }[] }[]) {
+      for (const s of paragraph.sentences) {
+        if (ids.includes(s.id)) found.push({ id: s.id, content: s.content, document_id: source.document_id, page_number: page.page_number });
+      }
+    }
+  }
+  expect(found.map((s) => s.id).sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
+  return found;
 }
 
 /** Checks that source n (marker [n]) is a page holding `evidence`, and that its sentence ids hold it. */
@@ -70,7 +76,7 @@ async function expectCitedEvidence(t: TestApp, data: AnswerData, marker: number,
   const source = data.sources[marker - 1];
   expect(squash(await pageOf(t, source))).toContain(evidence);
   expect(source.sentence_ids.length).toBeGreaterThan(0);
-  const sentences = await sentencesOf(t, source.sentence_ids);
+  const sentences = await sentencesOf(t, source);
   for (const s of sentences) expect([Number(s.document_id), s.page_number]).toEqual([source.document_id, source.page_number]);
   expect(sentences.some((s) => squash(s.content).includes(evidence))).toBe(true);
 }
@@ -303,7 +309,7 @@ describe.each(ENGINES)('answers with a language model on %s', (engine) => {
     expect(data.sources).toHaveLength(3);
     expect(data.sources[0].document_id).toBe(ids[1]);
     expect(data.sources[0].document_metadata).toEqual({ topic: 'sre' });
-    const sentences = await sentencesOf(t, data.sources[0].sentence_ids);
+    const sentences = await sentencesOf(t, data.sources[0]);
     expect(sentences.map((s) => s.content)).toEqual(['The four golden signals of monitoring are latency, traffic, errors, and saturation.']);
     for (const s of data.sources.slice(1)) expect(s.sentence_ids).toEqual([]);
   });

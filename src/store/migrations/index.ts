@@ -8,6 +8,7 @@ import * as m0005 from './0005_word_prior.js';
 import * as m0006 from './0006_embedding_storage.js';
 import * as m0007 from './0007_document_changes.js';
 import * as m0008 from './0008_webhooks.js';
+import * as m0009 from './0009_sentences_in_paragraphs.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0006_embedding_storage': m0006,
   '0007_document_changes': m0007,
   '0008_webhooks': m0008,
+  '0009_sentences_in_paragraphs': m0009,
 };
 
 export const migrationProvider: MigrationProvider = {

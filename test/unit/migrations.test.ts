@@ -1,0 +1,101 @@
+// Migrations that move stored data keep it: a store written at the previous version is
+// migrated and read through the store's queries, on both engines, and migrated back down.
+import { Migrator, sql, type Kysely } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/store/engine.js';
+import { migrationProvider } from '../../src/store/migrations/index.js';
+import { insertDocument, insertPages, paragraphsOfPage } from '../../src/store/documents.js';
+import { sentencesOfPages } from '../../src/store/passages.js';
+import type { Database } from '../../src/store/schema.js';
+import { ensureWorkspace } from '../../src/store/workspaces.js';
+import { ENGINES, POSTGRES_URL, createSchema, dropSchema, newSchemaName } from '../helpers/stores.js';
+
+async function migrateTo(db: Kysely<Database>, name: string): Promise<void> {
+  const schema = (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db)).rows[0].schema;
+  const { error } = await new Migrator({ db, provider: migrationProvider, migrationTableSchema: schema }).migrateTo(name);
+  if (error) throw error;
+}
+
+describe.each(ENGINES)('migration 0009 (sentences in paragraphs) on %s', (engine) => {
+  let store: Store | undefined;
+  let schema: string | undefined;
+
+  afterEach(async () => {
+    await store?.close();
+    if (schema) await dropSchema(schema);
+  });
+
+  it('keeps every sentence with its id and order, numbers new ones after them, and goes back down', async () => {
+    if (engine === 'postgres') {
+      schema = newSchemaName();
+      await createSchema(schema);
+    }
+    store = await openStore(engine === 'pglite' ? { databaseUrl: null, dataDir: null } : { databaseUrl: POSTGRES_URL, dataDir: null, schema });
+    const db = store.db;
+    await migrateTo(db, '0008_webhooks');
+
+    const workspaceId = await ensureWorkspace(db, 'migration');
+    const doc = await insertDocument(db, {
+      workspaceId,
+      externalId: null,
+      filePath: 'a.txt',
+      fileUrl: null,
+      metadata: {},
+      source: 'file',
+      taskIdentifier: null,
+    });
+    const [pageId] = await insertPages(db, workspaceId, doc.id, [
+      { pageNumber: 1, content: 'One. Two.\n\nThree.\n\n', embedding: null, embeddingModel: null, paragraphs: [] },
+    ]);
+    // Written as the 0008 schema stored them: a row per sentence, ids not in paragraph order.
+    await sql`
+      WITH g AS (
+        INSERT INTO paragraphs (page_id, paragraph_index, content)
+        VALUES (${pageId}, 0, 'One. Two.'), (${pageId}, 1, 'Three.'), (${pageId}, 2, '')
+        RETURNING id, paragraph_index
+      )
+      INSERT INTO sentences (id, paragraph_id, sentence_index, content)
+      SELECT v.id, g.id, v.idx, v.content FROM g JOIN (VALUES (900, 0, 1, 'Two.'), (901, 0, 0, 'One.'), (950, 1, 0, 'Three.')) AS v(id, para, idx, content)
+        ON g.paragraph_index = v.para
+    `.execute(db);
+    await sql`SELECT setval('sentences_id_seq', 950)`.execute(db);
+
+    await migrateTo(db, '0009_sentences_in_paragraphs');
+    const paragraphs = await paragraphsOfPage(db, pageId);
+    expect(paragraphs.map((p) => p.sentences.map((s) => [s.id, s.sentence_index, s.content, s.paragraph_id]))).toEqual([
+      [
+        [901, 0, 'One.', paragraphs[0].id],
+        [900, 1, 'Two.', paragraphs[0].id],
+      ],
+      [[950, 0, 'Three.', paragraphs[1].id]],
+      [],
+    ]);
+    expect((await sentencesOfPages(db, [pageId])).get(pageId)!.map((s) => [s.id, s.paragraphIndex, s.sentenceIndex, s.content])).toEqual([
+      [901, 0, 0, 'One.'],
+      [900, 0, 1, 'Two.'],
+      [950, 1, 0, 'Three.'],
+    ]);
+
+    const [newPage] = await insertPages(db, workspaceId, doc.id, [
+      { pageNumber: 2, content: 'Four. Five.', embedding: null, embeddingModel: null, paragraphs: [{ content: 'Four. Five.', sentences: ['Four.', 'Five.'] }] },
+    ]);
+    const [added] = await paragraphsOfPage(db, newPage);
+    expect(added.sentences.map((s) => s.content)).toEqual(['Four.', 'Five.']);
+    expect(added.sentences[0].id).toBeGreaterThan(950);
+    expect(added.sentences[1].id).toBeGreaterThan(added.sentences[0].id);
+
+    await migrateTo(db, '0008_webhooks');
+    const rows = await sql<{ id: number; sentence_index: number; content: string }>`
+      SELECT s.id, s.sentence_index, s.content FROM sentences s JOIN paragraphs g ON g.id = s.paragraph_id ORDER BY g.page_id, g.paragraph_index, s.sentence_index
+    `.execute(db);
+    expect(rows.rows.map((r) => [Number(r.id), r.sentence_index, r.content])).toEqual([
+      [901, 0, 'One.'],
+      [900, 1, 'Two.'],
+      [950, 0, 'Three.'],
+      [added.sentences[0].id, 0, 'Four.'],
+      [added.sentences[1].id, 1, 'Five.'],
+    ]);
+    const next = await sql<{ id: string }>`SELECT nextval('sentences_id_seq') AS id`.execute(db);
+    expect(Number(next.rows[0].id)).toBeGreaterThan(added.sentences[1].id);
+  });
+});
