@@ -6,9 +6,10 @@
 import type { Kysely } from 'kysely';
 import type { LocalWrites } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
-import { indexedPages, loadIndexedPages, pageChangesSince, queryLexemes } from '../store/pages.js';
+import { indexedPages, loadIndexedPages, pageChangesSince } from '../store/pages.js';
 import { ScanPool, topK } from './kernel/index.js';
-import { priorIdf, type KeywordHits, type QueryTerm } from './keyword-index.js';
+import type { KeywordHits, QueryTerm } from './keyword-index.js';
+import { QueryTermReader } from './query-terms.js';
 import { keywordScore, semanticScore } from './scores.js';
 import { WorkspacePages } from './workspace-pages.js';
 
@@ -77,8 +78,6 @@ function positionIn(rows: Int32Array, row: number): number | undefined {
   return undefined;
 }
 
-/** Query texts whose lexemes are kept: the prior and the text configuration never change. */
-const QUERY_TERMS_CACHED = 1000;
 /** Filters whose eligible documents are kept until the change feed shows a document or page change. */
 const FILTERS_CACHED = 32;
 
@@ -91,30 +90,23 @@ interface EligibleDocuments {
 export class PageIndex {
   private readonly workspaces = new Map<number, Promise<WorkspacePages>>();
   private readonly loaded = new Set<WorkspacePages>();
-  private readonly termsOf = new Map<string, QueryTerm[]>();
   private readonly eligible = new Map<string, EligibleDocuments>();
   /** Scratch for rank(), which runs synchronously: one buffer serves every search. */
   private relevance = new Float64Array(0);
+  private readonly terms: QueryTermReader;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly pool: ScanPool,
     /** The embedded engine's write count: when it has not moved, no page changed and a catch-up is skipped. */
     private readonly localWrites: LocalWrites | null = null,
-  ) {}
+  ) {
+    this.terms = new QueryTermReader(db);
+  }
 
   /** The lexemes of a query text as the pages' configuration makes them, weighted qtf x idf. */
-  async queryTerms(text: string): Promise<QueryTerm[]> {
-    let terms = this.termsOf.get(text);
-    if (terms) {
-      // Least recently used first: a hit moves to the back.
-      this.termsOf.delete(text);
-    } else {
-      terms = (await queryLexemes(this.db, text)).map((l) => ({ lexeme: l.lexeme, weight: l.count * priorIdf(l.priorFrequency) }));
-      if (this.termsOf.size >= QUERY_TERMS_CACHED) this.termsOf.delete(this.termsOf.keys().next().value!);
-    }
-    this.termsOf.set(text, terms);
-    return terms;
+  queryTerms(text: string): Promise<QueryTerm[]> {
+    return this.terms.read(text);
   }
 
   /**

@@ -33,12 +33,17 @@ export class WorkspacePages {
   /** Moves whenever a catch-up sees a document or page change: filters' documents read before are stale. */
   generation = 0;
   catchingUp = false;
+  /** Moves with every change of rows or slots (add, remove, compaction): rows computed before are stale. */
+  private layout = 0;
+  /** The rows of a filter's documents (the same set while the filter's documents are cached), with the layout they were computed at. */
+  private readonly eligibleRows = new WeakMap<ReadonlySet<number>, { layout: number; rows: Int32Array }>();
   /** The catch-up that has not started reading yet: later arrivals can share it. */
   nextCatchUp: Promise<void> | null = null;
   lastCatchUp: Promise<unknown> = Promise.resolve();
 
   add(page: IndexedPage): void {
     if (this.slotOf.has(page.id)) return;
+    this.layout++;
     if (this.slotPage.length >= MAX_SLOTS) this.compact();
     const slot = this.slotPage.length;
     this.slotPage.push(page.id);
@@ -60,6 +65,7 @@ export class WorkspacePages {
   remove(pageId: number): void {
     const slot = this.slotOf.get(pageId);
     if (slot === undefined) return;
+    this.layout++;
     this.slotOf.delete(pageId);
     // documentSlots keeps the slot (a removed slot has no row) until compaction.
     this.keyword.remove(slot);
@@ -109,15 +115,19 @@ export class WorkspacePages {
     this.removed = 0;
   }
 
-  /** Rows of the eligible documents' embedded pages, in increasing order. */
+  /** Rows of the eligible documents' embedded pages, in increasing order; the same array until the layout changes. */
   rowsOf(documents: ReadonlySet<number>): Int32Array {
-    const rows: number[] = [];
+    const cached = this.eligibleRows.get(documents);
+    if (cached?.layout === this.layout) return cached.rows;
+    const list: number[] = [];
     for (const documentId of documents) {
       for (const slot of this.documentSlots.get(documentId) ?? []) {
-        if (this.slotRow[slot] >= 0) rows.push(this.slotRow[slot]);
+        if (this.slotRow[slot] >= 0) list.push(this.slotRow[slot]);
       }
     }
     // Sorted rows read the matrix in order, and let keyword hits find their position by bisection.
-    return Int32Array.from(rows).sort();
+    const rows = Int32Array.from(list).sort();
+    this.eligibleRows.set(documents, { layout: this.layout, rows });
+    return rows;
   }
 }

@@ -132,6 +132,24 @@ export async function queryLexemes(db: Kysely<Database>, text: string): Promise<
   }));
 }
 
+/** What a single word becomes under the pages' configuration: each lexeme (none for a stop word) with its prior frequency. */
+export interface WordLexeme {
+  word: string;
+  lexeme: string | null;
+  priorFrequency: number | null;
+}
+
+/** The lexemes of each word taken alone, one row per word and lexeme (a word without any has one row, lexeme null). */
+export async function wordLexemes(db: Kysely<Database>, words: string[]): Promise<WordLexeme[]> {
+  const result = await sql<{ word: string; lexeme: string | null; frequency: string | null }>`
+    SELECT w.word, u.lexeme, p.frequency::text AS frequency
+    FROM unnest(${words}::text[]) AS w(word)
+      LEFT JOIN LATERAL unnest(to_tsvector(${TEXT_SEARCH_CONFIG}::regconfig, w.word)) AS u ON true
+      LEFT JOIN word_prior p ON p.lexeme = u.lexeme
+  `.execute(db);
+  return result.rows.map((r) => ({ word: r.word, lexeme: r.lexeme, priorFrequency: r.frequency === null ? null : Number(r.frequency) }));
+}
+
 export interface PageContent {
   id: number;
   document_id: number;

@@ -1,0 +1,100 @@
+// The query's lexemes as the pages' text configuration makes them, weighted qtf x idf, with
+// as few statements as possible. PostgreSQL's parser takes a query of plain words (ASCII
+// letters, separated by whitespace, with sentence punctuation after a word) one word at a
+// time, and a word's lexeme does not depend on its neighbours: such a query's lexemes are
+// those of its words. Each word's lexeme (none for a stop word) and prior frequency are asked
+// once and kept, so a query of known words needs no statement at all. Any other text (digits,
+// hyphens, apostrophes, non-ASCII letters, addresses) is asked whole, and kept by its text.
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
+import { queryLexemes, wordLexemes } from '../store/pages.js';
+import { priorIdf, type QueryTerm } from './keyword-index.js';
+
+/** Whole query texts whose terms are kept (the prior and the configuration never change). */
+const TEXTS_CACHED = 1000;
+/** Words whose lexeme is kept. */
+const WORDS_CACHED = 50_000;
+/**
+ * Bounds of the word-by-word path: far below PostgreSQL's 255 positions kept per lexeme and
+ * its 2,047-character words, so counting words gives what to_tsvector counts.
+ */
+const MAX_WORDS = 64;
+const MAX_WORD_LENGTH = 100;
+
+const PLAIN_TOKEN = /^[A-Za-z]*[.,;:!?]*$/;
+
+/** The lower-cased words of a plain query, or null when the text is not one. */
+export function plainWords(text: string): string[] | null {
+  const tokens = text.split(/[ \t\n\r]+/).filter((t) => t.length > 0);
+  if (tokens.length > MAX_WORDS || !tokens.every((t) => PLAIN_TOKEN.test(t))) return null;
+  const words = tokens.map((t) => t.replace(/[.,;:!?]+$/, '').toLowerCase()).filter((w) => w.length > 0);
+  return words.every((w) => w.length <= MAX_WORD_LENGTH) ? words : null;
+}
+
+/** A word's one lexeme with its prior frequency, or null for a word that has none (a stop word). */
+type Known = { lexeme: string; priorFrequency: number | null } | null;
+
+export class QueryTermReader {
+  private readonly texts = new Map<string, QueryTerm[]>();
+  private readonly words = new Map<string, Known>();
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async read(text: string): Promise<QueryTerm[]> {
+    const kept = this.texts.get(text);
+    if (kept) {
+      // Least recently used first: a hit moves to the back.
+      this.texts.delete(text);
+      this.texts.set(text, kept);
+      return kept;
+    }
+    const words = plainWords(text);
+    const terms = (words && (await this.fromWords(words))) ?? (await this.fromText(text));
+    if (this.texts.size >= TEXTS_CACHED) this.texts.delete(this.texts.keys().next().value!);
+    this.texts.set(text, terms);
+    return terms;
+  }
+
+  private async fromText(text: string): Promise<QueryTerm[]> {
+    return (await queryLexemes(this.db, text)).map((l) => ({ lexeme: l.lexeme, weight: l.count * priorIdf(l.priorFrequency) }));
+  }
+
+  /** The terms from the words' lexemes, or null when a word turns out to have several (then the text is asked whole). */
+  private async fromWords(words: string[]): Promise<QueryTerm[] | null> {
+    const resolved = new Map<string, Known>();
+    for (const word of words) if (this.words.has(word)) resolved.set(word, this.words.get(word)!);
+    const unknown = [...new Set(words.filter((w) => !resolved.has(w)))];
+    if (unknown.length > 0) {
+      const learned = await this.learn(unknown);
+      if (!learned) return null;
+      for (const [word, known] of learned) resolved.set(word, known);
+    }
+    const counts = new Map<string, { count: number; frequency: number | null }>();
+    for (const word of words) {
+      const known = resolved.get(word);
+      if (!known) continue;
+      const entry = counts.get(known.lexeme);
+      if (entry) entry.count++;
+      else counts.set(known.lexeme, { count: 1, frequency: known.priorFrequency });
+    }
+    // The order of the tsvector's lexemes, which is the order the whole-text statement returns.
+    return [...counts]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([lexeme, { count, frequency }]) => ({ lexeme, weight: count * priorIdf(frequency) }));
+  }
+
+  /** Asks for the words' lexemes and keeps them; null when some word has more than one. */
+  private async learn(words: string[]): Promise<Map<string, Known> | null> {
+    const rows = await wordLexemes(this.db, words);
+    const learned = new Map<string, Known>();
+    for (const { word, lexeme, priorFrequency } of rows) {
+      if (learned.has(word)) return null;
+      learned.set(word, lexeme === null ? null : { lexeme, priorFrequency });
+    }
+    for (const [word, known] of learned) {
+      if (this.words.size >= WORDS_CACHED) this.words.delete(this.words.keys().next().value!);
+      this.words.set(word, known);
+    }
+    return learned;
+  }
+}
