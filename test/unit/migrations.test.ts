@@ -76,13 +76,30 @@ describe.each(ENGINES)('migration 0009 (sentences in paragraphs) on %s', (engine
       [950, 1, 0, 'Three.'],
     ]);
 
+    // A paragraph longer than one block of ids (64) and two more: every id new and distinct.
+    const long = Array.from({ length: 70 }, (_, i) => `S${i}.`);
     const [newPage] = await insertPages(db, workspaceId, doc.id, [
-      { pageNumber: 2, content: 'Four. Five.', embedding: null, embeddingModel: null, paragraphs: [{ content: 'Four. Five.', sentences: ['Four.', 'Five.'] }] },
+      {
+        pageNumber: 2,
+        content: 'Four. Five.',
+        embedding: null,
+        embeddingModel: null,
+        paragraphs: [
+          { content: 'Four. Five.', sentences: ['Four.', 'Five.'] },
+          { content: long.join(' '), sentences: long },
+          { content: '', sentences: [] },
+        ],
+      },
     ]);
-    const [added] = await paragraphsOfPage(db, newPage);
+    const [added, longer, empty] = await paragraphsOfPage(db, newPage);
     expect(added.sentences.map((s) => s.content)).toEqual(['Four.', 'Five.']);
     expect(added.sentences[0].id).toBeGreaterThan(950);
     expect(added.sentences[1].id).toBeGreaterThan(added.sentences[0].id);
+    expect(longer.sentences.map((s) => s.content)).toEqual(long);
+    expect(empty.sentences).toEqual([]);
+    const newIds = [...added.sentences, ...longer.sentences].map((s) => s.id);
+    expect(new Set(newIds).size).toBe(72);
+    expect(Math.min(...newIds)).toBeGreaterThan(950);
 
     await migrateTo(db, '0008_webhooks');
     const rows = await sql<{ id: number; sentence_index: number; content: string }>`
@@ -94,8 +111,9 @@ describe.each(ENGINES)('migration 0009 (sentences in paragraphs) on %s', (engine
       [950, 0, 'Three.'],
       [added.sentences[0].id, 0, 'Four.'],
       [added.sentences[1].id, 1, 'Five.'],
+      ...longer.sentences.map((s, i) => [s.id, i, s.content]),
     ]);
     const next = await sql<{ id: string }>`SELECT nextval('sentences_id_seq') AS id`.execute(db);
-    expect(Number(next.rows[0].id)).toBeGreaterThan(added.sentences[1].id);
+    expect(Number(next.rows[0].id)).toBeGreaterThan(Math.max(...newIds));
   });
 });
