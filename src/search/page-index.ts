@@ -6,9 +6,10 @@
 import type { Kysely } from 'kysely';
 import type { LocalWrites } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
-import { indexedPages, loadIndexedPages, pageChangesSince } from '../store/pages.js';
+import { indexedPages, loadIndexedPages, pageChangesSince, pageContents } from '../store/pages.js';
 import { ScanPool, topK } from './kernel/index.js';
 import type { KeywordHits, QueryTerm } from './keyword-index.js';
+import { PageContents } from './page-contents.js';
 import { QueryTermReader } from './query-terms.js';
 import { keywordScore, semanticScore } from './scores.js';
 import { WorkspacePages } from './workspace-pages.js';
@@ -94,6 +95,8 @@ export class PageIndex {
   /** Scratch for rank(), which runs synchronously: one buffer serves every search. */
   private relevance = new Float64Array(0);
   private readonly terms: QueryTermReader;
+  /** The contents of result pages, read from the store once and then kept. */
+  readonly contents: PageContents;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -102,6 +105,7 @@ export class PageIndex {
     private readonly localWrites: LocalWrites | null = null,
   ) {
     this.terms = new QueryTermReader(db);
+    this.contents = new PageContents((pageIds) => pageContents(db, pageIds));
   }
 
   /** The lexemes of a query text as the pages' configuration makes them, weighted qtf x idf. */

@@ -5,7 +5,6 @@ import { ValidationError, type FieldIssue } from '../errors.js';
 import type { CachedEmbedder } from '../providers/embeddings/index.js';
 import { compileDocumentFilter, type DocumentFilter } from '../store/filter.js';
 import { eligibleDocumentIds } from '../store/matching.js';
-import { pageContents } from '../store/pages.js';
 import type { Database } from '../store/schema.js';
 import type { PageIndex } from './page-index.js';
 import { normalizeVector } from './vectors.js';
@@ -143,11 +142,12 @@ export async function findPages(
   for (const pending of [vector, terms]) pending.catch(() => undefined);
   const eligible = filter && { key: filter.key, read: () => eligibleDocumentIds(deps.db, workspaceId, filter) };
   const ranked = await deps.index.search(workspaceId, { vector, terms, alpha, filter: eligible, k, minRelevance });
-  const contents = new Map((await pageContents(deps.db, ranked.map((r) => r.pageId))).map((p) => [p.id, p]));
+  const contents = await deps.index.contents.get(ranked.map((r) => r.pageId));
   const results: SearchResult[] = [];
   for (const r of ranked) {
     const page = contents.get(r.pageId);
-    // A page deleted since it was scored is no longer a result.
+    // A page deleted since it was scored, and not kept in memory, is no longer a result; one kept
+    // is: the search then answers as of its start, which the index's catch-up defines anyway.
     if (!page) continue;
     results.push({
       content: page.content,
