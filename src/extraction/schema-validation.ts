@@ -2,6 +2,7 @@
 // date-time, time, email, uri, checked strictly): whether a schema is valid JSON Schema, and
 // the problems of a result under it.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { LruMap } from '../lru.js';
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 function isDate(value: string): boolean {
@@ -68,23 +69,20 @@ export function jsonSchemaProblems(schema: Record<string, unknown>): { path: str
 // by schema text, least recently used first, since every run reads its schema anew from the
 // store. Ajv would also keep every schema object it compiled, for good: it is told to forget.
 const validators = new WeakMap<object, ValidateFunction>();
-const validatorsByText = new Map<string, ValidateFunction>();
 const VALIDATORS_KEPT = 256;
+const validatorsByText = new LruMap<string, ValidateFunction>(VALIDATORS_KEPT);
 
 function validatorFor(schema: Record<string, unknown>): ValidateFunction {
   let validate = validators.get(schema);
   if (validate) return validate;
   const text = JSON.stringify(schema);
   validate = validatorsByText.get(text);
-  if (validate) {
-    validatorsByText.delete(text);
-  } else {
+  if (!validate) {
     const stripped = stripSchemaKeyword(schema);
     validate = ajv.compile(stripped);
     ajv.removeSchema(stripped);
-    if (validatorsByText.size >= VALIDATORS_KEPT) validatorsByText.delete(validatorsByText.keys().next().value!);
+    validatorsByText.set(text, validate);
   }
-  validatorsByText.set(text, validate);
   validators.set(schema, validate);
   return validate;
 }

@@ -4,6 +4,7 @@
 // any process sees every write acknowledged before it. Searches score their candidates here,
 // from memory: the store serves only the change feed.
 import type { Kysely } from 'kysely';
+import { LruMap } from '../lru.js';
 import type { LocalWrites } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
 import { indexedPages, loadIndexedPages, pageChangesSince, pageContents } from '../store/pages.js';
@@ -91,7 +92,7 @@ interface EligibleDocuments {
 export class PageIndex {
   private readonly workspaces = new Map<number, Promise<WorkspacePages>>();
   private readonly loaded = new Set<WorkspacePages>();
-  private readonly eligible = new Map<string, EligibleDocuments>();
+  private readonly eligible = new LruMap<string, EligibleDocuments>(FILTERS_CACHED);
   /** Scratch for rank(), which runs synchronously: one buffer serves every search. */
   private relevance = new Float64Array(0);
   private readonly terms: QueryTermReader;
@@ -222,14 +223,9 @@ export class PageIndex {
   private eligibleDocuments(workspaceId: number, ws: WorkspacePages, filter: EligibleFilter): Promise<ReadonlySet<number>> {
     const key = `${workspaceId}:${filter.key}`;
     const cached = this.eligible.get(key);
-    this.eligible.delete(key);
-    if (cached && cached.generation === ws.generation) {
-      this.eligible.set(key, cached);
-      return cached.documents;
-    }
+    if (cached && cached.generation === ws.generation) return cached.documents;
     const entry = { generation: ws.generation, documents: filter.read() };
     entry.documents.catch(() => this.eligible.delete(key));
-    if (this.eligible.size >= FILTERS_CACHED) this.eligible.delete(this.eligible.keys().next().value!);
     this.eligible.set(key, entry);
     return entry.documents;
   }

@@ -6,6 +6,7 @@
 // once and kept, so a query of known words needs no statement at all. Any other text (digits,
 // hyphens, apostrophes, non-ASCII letters, addresses) is asked whole, and kept by its text.
 import type { Kysely } from 'kysely';
+import { LruMap } from '../lru.js';
 import type { Database } from '../store/schema.js';
 import { queryLexemes, wordLexemes } from '../store/pages.js';
 import { priorIdf, type QueryTerm } from './keyword-index.js';
@@ -35,22 +36,16 @@ export function plainWords(text: string): string[] | null {
 type Known = { lexeme: string; priorFrequency: number | null } | null;
 
 export class QueryTermReader {
-  private readonly texts = new Map<string, QueryTerm[]>();
-  private readonly words = new Map<string, Known>();
+  private readonly texts = new LruMap<string, QueryTerm[]>(TEXTS_CACHED);
+  private readonly words = new LruMap<string, Known>(WORDS_CACHED);
 
   constructor(private readonly db: Kysely<Database>) {}
 
   async read(text: string): Promise<QueryTerm[]> {
     const kept = this.texts.get(text);
-    if (kept) {
-      // Least recently used first: a hit moves to the back.
-      this.texts.delete(text);
-      this.texts.set(text, kept);
-      return kept;
-    }
+    if (kept) return kept;
     const words = plainWords(text);
     const terms = (words && (await this.fromWords(words))) ?? (await this.fromText(text));
-    if (this.texts.size >= TEXTS_CACHED) this.texts.delete(this.texts.keys().next().value!);
     this.texts.set(text, terms);
     return terms;
   }
@@ -91,10 +86,7 @@ export class QueryTermReader {
       if (learned.has(word)) return null;
       learned.set(word, lexeme === null ? null : { lexeme, priorFrequency });
     }
-    for (const [word, known] of learned) {
-      if (this.words.size >= WORDS_CACHED) this.words.delete(this.words.keys().next().value!);
-      this.words.set(word, known);
-    }
+    for (const [word, known] of learned) this.words.set(word, known);
     return learned;
   }
 }

@@ -1,5 +1,6 @@
 // A least-recently-used cache in front of a provider for search queries, which repeat
 // often and would otherwise cost an embeddings request each.
+import { LruMap } from '../../lru.js';
 import type { EmbeddingProvider } from './types.js';
 
 export interface CachedEmbedder extends EmbeddingProvider {
@@ -11,9 +12,7 @@ export function createCachedEmbedder(
   provider: EmbeddingProvider,
   { maxEntries = 1000 }: { maxEntries?: number } = {},
 ): CachedEmbedder {
-  // A Map iterates in insertion order: re-inserting on every hit keeps the least recently
-  // used entry first, which is the one evicted.
-  const entries = new Map<string, Float32Array>();
+  const entries = new LruMap<string, Float32Array>(maxEntries);
   return {
     model: provider.model,
     dimensions: provider.dimensions,
@@ -21,13 +20,10 @@ export function createCachedEmbedder(
     async embedQuery(text, signal) {
       const key = `${provider.model}\u0000${text}`;
       let vector = entries.get(key);
-      if (vector) {
-        entries.delete(key);
-      } else {
+      if (!vector) {
         [vector] = await provider.embed([text], signal);
-        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
+        entries.set(key, vector);
       }
-      entries.set(key, vector);
       // A copy, so a caller that scales its vector cannot corrupt the cache.
       return vector.slice();
     },
