@@ -37,9 +37,16 @@ module.exports = {
     {
       name: 'store-and-providers-at-the-bottom',
       severity: 'error',
-      comment: 'The store and the providers import nothing of ours but config and errors.',
+      comment: 'The store and the providers import nothing of ours but config, errors and the LRU map.',
       from: { path: '^src/(store|providers)/' },
-      to: { path: '^src/', pathNot: ['^src/(config|errors)\\.ts$', '^src/store/', '^src/providers/'] },
+      to: { path: '^src/', pathNot: ['^src/(config|errors|lru)\\.ts$', '^src/store/', '^src/providers/'] },
+    },
+    {
+      name: 'lru-is-a-leaf',
+      severity: 'error',
+      comment: 'The cache map every layer may use imports nothing of ours.',
+      from: { path: '^src/lru\\.ts$' },
+      to: { path: '^src/' },
     },
     {
       name: 'text-is-a-leaf',
