@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
 import { ValidationError } from '../errors.js';
 import { segmentPage } from '../text/segmentation.js';
 import { normalizeVector } from '../search/vectors.js';
-import { insertEmbeddedDocuments } from '../store/document-writes.js';
+import { insertEmbeddedDocuments, insertEmbeddedDocumentsUnwatched, type EmbeddedDocument } from '../store/document-writes.js';
 import type { NewPage } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
 import { assertStorableText } from '../text/json-text.js';
@@ -87,33 +87,32 @@ async function writeBatch(db: Kysely<Database>, batch: Pending[]): Promise<{ ids
         documentId: ids[i],
       }),
     );
-  const ids = await insertEmbeddedDocuments(
-    db,
-    batch.map((p) => ({
-      document: {
-        workspaceId: p.workspaceId,
-        externalId: p.externalId,
-        filePath: p.filePath,
-        fileUrl: null,
-        metadata: p.metadata,
-        source: 'embedding',
-        taskIdentifier: p.taskIdentifier,
-      },
-      page: p.page,
-      task: {
-        identifier: p.taskIdentifier,
-        workspaceId: p.workspaceId,
-        kind: 'IngestEmbedding',
-        status: 'COMPLETED',
-        progress: 100,
-        title: titleOf(p),
-        message: COMPLETED_MESSAGE,
-      },
-    })),
-    async (trx, ids) => {
-      deliveries = await recordEvents(trx, events(ids));
+  const items: EmbeddedDocument[] = batch.map((p) => ({
+    document: {
+      workspaceId: p.workspaceId,
+      externalId: p.externalId,
+      filePath: p.filePath,
+      fileUrl: null,
+      metadata: p.metadata,
+      source: 'embedding',
+      taskIdentifier: p.taskIdentifier,
     },
-  );
+    page: p.page,
+    task: {
+      identifier: p.taskIdentifier,
+      workspaceId: p.workspaceId,
+      kind: 'IngestEmbedding',
+      status: 'COMPLETED',
+      progress: 100,
+      title: titleOf(p),
+      message: COMPLETED_MESSAGE,
+    },
+  }));
+  const unwatched = await insertEmbeddedDocumentsUnwatched(db, items);
+  if (unwatched) return { ids: unwatched, deliveries: 0 };
+  const ids = await insertEmbeddedDocuments(db, items, async (trx, written) => {
+    deliveries = await recordEvents(trx, events(written));
+  });
   return { ids, deliveries };
 }
 

@@ -52,8 +52,8 @@ const DOCUMENT_COLUMNS = [
 ] as const;
 
 // Rows per INSERT: well below PostgreSQL's 65535 bind parameters, and small enough that
-// one statement on the embedded engine (which runs on the event loop's thread, computing
-// each page's tsvector) holds other requests for tens of milliseconds, not hundreds.
+// one statement on the embedded engine (one session, computing each page's tsvector) keeps
+// every other statement waiting for tens of milliseconds, not hundreds.
 const ROWS_PER_INSERT = 1000;
 const PAGES_PER_INSERT = 50;
 

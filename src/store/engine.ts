@@ -4,17 +4,15 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Kysely, Migrator, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
-import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { DEFAULT_EMBEDDED_CACHE_MB } from '../config.js';
 import type { Database } from './schema.js';
 import { translatingPool } from './errors.js';
 import { migrationProvider } from './migrations/index.js';
 import { lockDataDir } from './lock.js';
+import { EngineThread, ThreadConnection } from './pglite-client.js';
 
 // int8 ids fit in a double; timestamps without zone are UTC wall times, kept as written.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -91,17 +89,13 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
   return { db, engine: 'postgres', localWrites: null, connections: connectionUse(pool, max), close: () => db.destroy() };
 }
 
-// PGlite runs each statement synchronously on this thread and advances its queue in
-// microtasks, so statements queued by concurrent requests would run back to back and keep
-// every other callback (a /health request, a socket read) waiting; one turn of the event
-// loop before each statement lets them in between.
 const PLAIN_SELECT = /^\s*select\b/i;
 
 /** Statements given a name at most, and statement texts remembered as run once. */
 const MAX_NAMED = 200;
 const MAX_SEEN = 1000;
 /** Longer texts (multi-row inserts, mostly) are not worth a name. */
-const MAX_NAMED_TEXT = 2000;
+const MAX_NAMED_TEXT = 4000;
 
 /**
  * Names for the statements the embedded engine runs again and again: a statement with
@@ -131,13 +125,12 @@ export class StatementNames {
   }
 }
 
-function yieldingPool(pool: pg.Pool, writes: { count: number }): PostgresPool {
+function embeddedPool(pool: pg.Pool, writes: { count: number }): PostgresPool {
   const names = new StatementNames();
   return {
     connect: async () => {
       const client = await pool.connect();
       const query = async (text: string, parameters: readonly unknown[]) => {
-        await nextTurn();
         // Counted before it runs: whoever reads the count afterwards queues behind it on the one connection.
         if (!PLAIN_SELECT.test(text)) writes.count++;
         return client.query({ name: names.nameOf(text, parameters.length), text, values: [...parameters] });
@@ -171,15 +164,20 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
   }
   try {
     if (dataDir) await createCluster(dataDir);
-    const pglite = await PGlite.create(dataDir, {
+    const thread = await EngineThread.start({
+      dataDir: dataDir ?? null,
       // A start parameter, not postgresqlconf, which would replace the file initdb wrote.
-      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.cacheMb ?? DEFAULT_EMBEDDED_CACHE_MB}MB`],
-      ...(options.snapshot ? { loadDataDir: options.snapshot } : {}),
+      settings: [`shared_buffers=${options.cacheMb ?? DEFAULT_EMBEDDED_CACHE_MB}MB`],
+      snapshot: options.snapshot ?? null,
     });
     // PGlite is one session: a second pooled connection would wait forever.
-    const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 });
+    // An idle store does not hold the process open (a command that forgot to close it still exits).
+    const pool = new pg.Pool({ connection: new ThreadConnection(thread), max: 1, allowExitOnIdle: true } as pg.PoolConfig);
+    pool.on('error', () => {
+      // A stopped thread fails the statements that were waiting (their callers get the error); nothing else to do.
+    });
     const localWrites = { count: 0 };
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: translatingPool(yieldingPool(pool, localWrites)) }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: translatingPool(embeddedPool(pool, localWrites)) }) });
     return {
       db,
       engine: 'pglite',
@@ -188,7 +186,7 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
       close: async () => {
         try {
           await db.destroy();
-          await pglite.close();
+          await thread.close();
         } finally {
           release();
         }

@@ -9,11 +9,9 @@
 // for) pushes the parse's time limit out to at least ocr.pageTimeoutMs from then, so a long
 // scanned document is not stopped for being long, while a stuck one still is.
 
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../../worker-entry.js';
 import { OcrEngine } from '../ocr/engine.js';
 import { languageData, parseLanguages } from '../ocr/languages.js';
 import type { OcrResult, RecognizeOptions } from '../ocr/types.js';
@@ -98,13 +96,6 @@ interface Slot {
 
 // Evaluated as the worker's script: the same text serves dist/ (plain import) and TypeScript
 // sources (tsx's ESM loader registered first). It must parse as CommonJS and as ESM.
-const BOOTSTRAP = `
-import('node:worker_threads').then(async ({ workerData }) => {
-  if (workerData.loader) (await import(workerData.loader)).register();
-  await import(workerData.entry);
-});
-`;
-
 const DEFAULT_TIMEOUT_MS = 300_000;
 const DEFAULT_OCR_PAGE_TIMEOUT_MS = 120_000;
 
@@ -198,12 +189,7 @@ export class ParserPool {
   }
 
   #spawn(slot: Slot): Worker {
-    const { entry, loader } = workerEntry();
-    const worker = new Worker(BOOTSTRAP, {
-      eval: true,
-      workerData: { entry, loader },
-      resourceLimits: this.#maxMemoryMb ? { maxOldGenerationSizeMb: this.#maxMemoryMb } : undefined,
-    });
+    const worker = startWorker(import.meta.url, 'worker', {}, this.#maxMemoryMb ? { maxOldGenerationSizeMb: this.#maxMemoryMb } : undefined);
     worker.on('message', (reply: WorkerReply) => {
       const job = slot.job;
       if (slot.worker !== worker || !job || reply.id !== job.id) return;
@@ -315,18 +301,4 @@ export class ParserPool {
 
 function duration(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
-}
-
-/** The worker module beside this one, and under TypeScript the tsx loader it needs. */
-function workerEntry(): { entry: string; loader: string | null } {
-  const typescript = /\.[cm]?ts$/.test(new URL(import.meta.url).pathname);
-  const entry = new URL(typescript ? './worker.ts' : './worker.js', import.meta.url).href;
-  let loader: string | null = null;
-  if (typescript) {
-    // tsx registers its loader only on the main thread: the worker registers it through the API.
-    const api = createRequire(import.meta.url).resolve('tsx/esm/api');
-    const esm = api.replace(/\.cjs$/, '.mjs');
-    loader = pathToFileURL(existsSync(esm) ? esm : api).href;
-  }
-  return { entry, loader };
 }

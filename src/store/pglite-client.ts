@@ -1,0 +1,215 @@
+// The main thread's side of the embedded engine's thread (pglite-thread.ts): the thread
+// itself, and a node-postgres connection that speaks the protocol to it, so Kysely and
+// node-postgres work as they do against a server. Statements then run beside the requests
+// that wait for them instead of stopping every other request while they run.
+import { EventEmitter } from 'node:events';
+import type { Worker } from 'node:worker_threads';
+import { parse, serialize } from 'pg-protocol';
+import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
+import { startWorker } from '../worker-entry.js';
+
+interface Waiting {
+  resolve: (bytes: Uint8Array) => void;
+  reject: (error: Error) => void;
+}
+
+/** PGlite on a thread of its own; `exec` hands it protocol bytes and resolves with its answer. */
+export class EngineThread {
+  readonly #worker: Worker;
+  readonly #waiting = new Map<number, Waiting>();
+  #next = 1;
+  #failure: Error | null = null;
+  #closed: (() => void) | null = null;
+
+  private constructor(worker: Worker) {
+    this.#worker = worker;
+  }
+
+  /** Starts the thread and resolves once PGlite is open (rejects if it cannot open). */
+  static start(start: ThreadStart): Promise<EngineThread> {
+    const worker = startWorker(import.meta.url, 'pglite-thread', start);
+    const thread = new EngineThread(worker);
+    return new Promise((resolve, reject) => {
+      worker.on('message', (reply: ThreadReply) => {
+        if (reply.type === 'ready') {
+          worker.unref();
+          resolve(thread);
+        } else if (reply.type === 'failed') {
+          reject(Object.assign(new Error(reply.error.message), { name: reply.error.name }));
+        } else {
+          thread.#answer(reply);
+        }
+      });
+      worker.on('error', (error) => {
+        thread.#fail(new Error(`the embedded database's thread failed: ${error.message}`, { cause: error }));
+        reject(error);
+      });
+      worker.on('exit', () => {
+        thread.#fail(new Error("the embedded database's thread has stopped"));
+        thread.#closed?.();
+        reject(new Error("the embedded database's thread stopped before it opened"));
+      });
+    });
+  }
+
+  exec(bytes: Uint8Array): Promise<Uint8Array> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    const id = this.#next++;
+    // Held by the process only while it waits for an answer: an idle store does not keep it alive.
+    if (this.#waiting.size === 0) this.#worker.ref();
+    const request: ThreadRequest = { type: 'bytes', id, bytes };
+    this.#worker.postMessage(request, [bytes.buffer as ArrayBuffer]);
+    return new Promise((resolve, reject) => this.#waiting.set(id, { resolve, reject }));
+  }
+
+  /** Closes PGlite (after every statement sent before) and ends the thread. */
+  close(): Promise<void> {
+    if (this.#failure) return Promise.resolve();
+    this.#worker.ref();
+    const closed = new Promise<void>((resolve) => (this.#closed = resolve));
+    const request: ThreadRequest = { type: 'close' };
+    this.#worker.postMessage(request);
+    return closed;
+  }
+
+  #answer(reply: ThreadReply): void {
+    if (reply.type !== 'bytes' && reply.type !== 'error') return;
+    const waiting = this.#waiting.get(reply.id);
+    if (!waiting) return;
+    this.#waiting.delete(reply.id);
+    if (this.#waiting.size === 0) this.#worker.unref();
+    if (reply.type === 'bytes') waiting.resolve(reply.bytes);
+    else waiting.reject(Object.assign(new Error(reply.error.message), { name: reply.error.name }));
+  }
+
+  #fail(error: Error): void {
+    this.#failure ??= error;
+    for (const waiting of this.#waiting.values()) waiting.reject(error);
+    this.#waiting.clear();
+  }
+}
+
+/** A message for the server as node-postgres serialises it. */
+type Message = Buffer;
+
+/**
+ * What node-postgres needs of a connection (it takes one through its `connection` option),
+ * over the engine's thread: no socket, no startup or authentication (PGlite is one open
+ * session), the messages of one call sent together and the answers parsed as they come back.
+ * The pool keeps one connection and hands it to each new client in turn, as PGlite is one session.
+ */
+export class ThreadConnection extends EventEmitter {
+  /** Read by node-postgres's `Client.end()`. */
+  _connecting = false;
+  /** Named statements this session has parsed, kept by node-postgres across its clients. */
+  parsedStatements: Record<string, string> = {};
+  /** Named statements sent and not yet confirmed parsed. */
+  submittedNamedStatements: Record<string, string> = {};
+  /** node-postgres destroys the stream to end a client whose query is still running. */
+  readonly stream = { destroy: () => this.end() };
+
+  readonly #thread: EngineThread;
+  /** The server's answers, read by one protocol parser for the whole session. */
+  readonly #answers = new EventEmitter();
+  #pending: Message[] = [];
+  #last: Promise<unknown> = Promise.resolve();
+
+  constructor(thread: EngineThread) {
+    super();
+    this.#thread = thread;
+    void parse(this.#answers as unknown as NodeJS.ReadableStream, (message) => {
+      // node-postgres listens for an ErrorResponse as 'errorMessage'.
+      this.emit(message.name === 'error' ? 'errorMessage' : message.name, message);
+    });
+  }
+
+  connect(): void {
+    this._connecting = true;
+    process.nextTick(() => this.emit('readyForQuery'));
+  }
+
+  end(): void {
+    const answered = this.#last;
+    // The pool gives this connection to its next client: the ended one's listeners must go.
+    for (const event of this.eventNames()) this.removeAllListeners(event);
+    const ended = () => this.emit('end');
+    void answered.then(ended, ended);
+  }
+
+  query(text: string): void {
+    this.#send(serialize.query(text));
+  }
+
+  parse(query: Parameters<typeof serialize.parse>[0]): void {
+    this.#send(serialize.parse(query));
+  }
+
+  bind(config: Parameters<typeof serialize.bind>[0]): void {
+    this.#send(serialize.bind(config));
+  }
+
+  describe(message: Parameters<typeof serialize.describe>[0]): void {
+    this.#send(serialize.describe(message));
+  }
+
+  execute(config: Parameters<typeof serialize.execute>[0]): void {
+    this.#send(serialize.execute(config));
+  }
+
+  close(message: Parameters<typeof serialize.close>[0]): void {
+    this.#send(serialize.close(message));
+  }
+
+  flush(): void {
+    this.#send(serialize.flush());
+  }
+
+  sync(): void {
+    this.#send(serialize.sync());
+  }
+
+  sendCopyFromChunk(chunk: Buffer): void {
+    this.#send(serialize.copyData(chunk));
+  }
+
+  endCopyFrom(): void {
+    this.#send(serialize.copyDone());
+  }
+
+  sendCopyFail(message: string): void {
+    this.#send(serialize.copyFail(message));
+  }
+
+  // Socket and authentication steps node-postgres may call: an open session has none.
+  requestSsl(): void {}
+  startup(): void {}
+  password(): void {}
+  cancel(): void {}
+  ref(): void {}
+  unref(): void {}
+
+  /** Queues the message; what one call of node-postgres sends (parse, bind, ..., sync) goes over together. */
+  #send(message: Message): void {
+    if (this.#pending.length === 0) queueMicrotask(() => this.#flush());
+    this.#pending.push(message);
+  }
+
+  #flush(): void {
+    const messages = this.#pending;
+    this.#pending = [];
+    // A buffer of its own, handed to the thread without a copy (node-postgres's may share Node's pool).
+    const bytes = new Uint8Array(messages.reduce((sum, m) => sum + m.byteLength, 0));
+    let offset = 0;
+    for (const m of messages) {
+      bytes.set(m, offset);
+      offset += m.byteLength;
+    }
+    this.#last = this.#thread.exec(bytes).then(
+      (answer) => this.#answers.emit('data', Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength)),
+      (error: Error) => {
+        // As a socket's failure: the client fails its queries and leaves the pool. An ended client listens no more.
+        if (this.listenerCount('error') > 0) this.emit('error', error);
+      },
+    );
+  }
+}
