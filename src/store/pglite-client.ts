@@ -9,11 +9,11 @@ import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.
 import { startWorker } from '../worker-entry.js';
 
 interface Waiting {
-  resolve: (bytes: Uint8Array) => void;
+  resolve: (blocks: Uint8Array[]) => void;
   reject: (error: Error) => void;
 }
 
-/** PGlite on a thread of its own; `exec` hands it protocol bytes and resolves with its answer. */
+/** PGlite on a thread of its own; `exec` hands it protocol bytes and resolves with its answer, in blocks. */
 export class EngineThread {
   readonly #worker: Worker;
   readonly #waiting = new Map<number, Waiting>();
@@ -27,7 +27,7 @@ export class EngineThread {
 
   /** Starts the thread and resolves once PGlite is open (rejects if it cannot open). */
   static start(start: ThreadStart): Promise<EngineThread> {
-    const worker = startWorker(import.meta.url, 'pglite-thread', start);
+    const worker = startWorker(import.meta.url, 'pglite-thread', start, { maxYoungGenerationSizeMb: 2 });
     const thread = new EngineThread(worker);
     return new Promise((resolve, reject) => {
       worker.on('message', (reply: ThreadReply) => {
@@ -52,7 +52,7 @@ export class EngineThread {
     });
   }
 
-  exec(bytes: Uint8Array): Promise<Uint8Array> {
+  exec(bytes: Uint8Array): Promise<Uint8Array[]> {
     if (this.#failure) return Promise.reject(this.#failure);
     const id = this.#next++;
     // Held by the process only while it waits for an answer: an idle store does not keep it alive.
@@ -78,7 +78,7 @@ export class EngineThread {
     if (!waiting) return;
     this.#waiting.delete(reply.id);
     if (this.#waiting.size === 0) this.#worker.unref();
-    if (reply.type === 'bytes') waiting.resolve(reply.bytes);
+    if (reply.type === 'bytes') waiting.resolve(reply.blocks);
     else waiting.reject(Object.assign(new Error(reply.error.message), { name: reply.error.name }));
   }
 
@@ -205,7 +205,9 @@ export class ThreadConnection extends EventEmitter {
       offset += m.byteLength;
     }
     this.#last = this.#thread.exec(bytes).then(
-      (answer) => this.#answers.emit('data', Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength)),
+      (blocks) => {
+        for (const b of blocks) this.#answers.emit('data', Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+      },
       (error: Error) => {
         // As a socket's failure: the client fails its queries and leaves the pool. An ended client listens no more.
         if (this.listenerCount('error') > 0) this.emit('error', error);

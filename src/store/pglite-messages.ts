@@ -14,6 +14,6 @@ export type ThreadRequest = { type: 'bytes'; id: number; bytes: Uint8Array } | {
 export type ThreadReply =
   | { type: 'ready' }
   | { type: 'failed'; error: { name: string; message: string } }
-  | { type: 'bytes'; id: number; bytes: Uint8Array }
+  | { type: 'bytes'; id: number; blocks: Uint8Array[] }
   | { type: 'error'; id: number; error: { name: string; message: string } }
   | { type: 'closed' };

@@ -28,6 +28,38 @@ try {
   process.exit(1);
 }
 
+const FIRST_BLOCK = 16 * 1024;
+const LARGEST_BLOCK = 256 * 1024;
+
+/**
+ * The server's answer to the messages, copied out of PGlite's memory as it is written into
+ * blocks that grow to 256 KiB. Collected whole (PGlite's own way, a buffer doubled as it
+ * fills, then copied), a read of a few megabytes left as much garbage several times over,
+ * which this thread's small heap rarely collects: the process grew by hundreds of megabytes.
+ */
+async function answer(message: Uint8Array): Promise<Uint8Array[]> {
+  const blocks: Uint8Array[] = [];
+  let block = new Uint8Array(FIRST_BLOCK);
+  let used = 0;
+  await pglite.execProtocolRawStream(message, {
+    onRawData: (chunk) => {
+      for (let offset = 0; offset < chunk.length; ) {
+        if (used === block.length) {
+          blocks.push(block);
+          block = new Uint8Array(Math.min(LARGEST_BLOCK, block.length * 4));
+          used = 0;
+        }
+        const n = Math.min(chunk.length - offset, block.length - used);
+        block.set(chunk.subarray(offset, offset + n), used);
+        used += n;
+        offset += n;
+      }
+    },
+  });
+  blocks.push(block.subarray(0, used));
+  return blocks;
+}
+
 // Requests run one at a time in the order they came: they are one session's protocol stream.
 let queue: Promise<void> = Promise.resolve();
 
@@ -40,10 +72,8 @@ port.on('message', (request: ThreadRequest) => {
       return;
     }
     try {
-      const bytes = await pglite.execProtocolRaw(request.bytes);
-      // The answer may be a view of PGlite's memory: a copy of its own can be handed over.
-      const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-      reply({ type: 'bytes', id: request.id, bytes: own }, [own.buffer as ArrayBuffer]);
+      const blocks = await answer(request.bytes);
+      reply({ type: 'bytes', id: request.id, blocks }, blocks.map((b) => b.buffer as ArrayBuffer));
     } catch (error) {
       reply({ type: 'error', id: request.id, error: failure(error) });
     }
