@@ -611,7 +611,6 @@ async function analyse(a: Analysis, pages: number, explain: boolean): Promise<Sq
   const someIds = (await db.selectFrom('pages').select('id').where('workspace_id', '=', ws).orderBy('id').limit(10).offset(Math.floor(pages / 3)).execute()).map((r) => r.id);
   const { xmin } = await pageChangesSince(db, ws, '0');
   const parts: { name: string; fn: (i: number) => Promise<unknown> }[] = [
-    { name: 'keyword matches (GIN), all (alpha < 1)', fn: (i) => keywordMatches(db, ws, queryText(1, i + 1)) },
     { name: 'eligible documents, bucket=3 (filtered)', fn: () => eligibleDocumentIds(db, ws, filter) },
     { name: 'page changes since xmin (every scan)', fn: () => pageChangesSince(db, ws, xmin) },
     { name: 'page contents of 10 results', fn: () => pageContents(db, someIds) },
@@ -621,10 +620,7 @@ async function analyse(a: Analysis, pages: number, explain: boolean): Promise<Sq
 
   const explains: { name: string; plan: string }[] = [];
   if (explain) {
-    // The median-breadth query of the keyword set, so the plan is a typical one.
-    const typical = Array.from({ length: 40 }, (_, i) => i).sort((x, y) => shares[x] - shares[y])[20];
     const plans: { name: string; run: () => Promise<unknown> }[] = [
-      { name: `keyword matches: "${queryText(1, typical)}"`, run: () => keywordMatches(db, ws, queryText(1, typical)) },
       { name: 'eligible documents, metadata_filter {"bucket": 3}', run: () => eligibleDocumentIds(db, ws, filter) },
     ];
     for (const p of plans) {

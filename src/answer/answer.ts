@@ -21,7 +21,7 @@ import {
 } from './extractive.js';
 import { buildPassages, groundedAnswer } from './grounded.js';
 import type { Optimizer } from './optimize.js';
-import { documentMetadata, knownWords, sentencesOfPages } from '../store/passages.js';
+import { documentMetadata, sentencesOfPages } from '../store/passages.js';
 
 /** alpha of the retrieval: keyword and semantic scores weigh the same. */
 export const ANSWER_ALPHA = 0.5;
@@ -153,7 +153,7 @@ export async function prepareAnswer(deps: AnswerDeps, workspaceId: number, req: 
     sentences: sentences.get(r.id) ?? [],
   }));
   const terms = questionTerms(searchQuestion);
-  const known = await knownWords(deps.db, workspaceId, Array.from(terms.values()).flat());
+  const known = await deps.index.knownWords(workspaceId, Array.from(terms.values()).flat());
   const scored = scoreSentences(searchQuestion, pages, (term) => terms.get(term)!.some((w) => known.has(w)));
   const metadata = await documentMetadata(deps.db, Array.from(new Set(pages.map((p) => p.documentId))));
   const source = ({ page, sentenceIds }: Cited): AnswerSource => ({

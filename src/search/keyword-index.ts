@@ -48,6 +48,20 @@ export interface KeywordHits {
   ranks: number[];
 }
 
+/** Where the slot's posting is in the list (ordered by slot), or -1. */
+function positionOf(list: PostingList, slot: number): number {
+  let lo = 0;
+  let hi = list.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const at = list.data[mid] >>> TF_BITS;
+    if (at < slot) lo = mid + 1;
+    else if (at > slot) hi = mid - 1;
+    else return mid;
+  }
+  return -1;
+}
+
 export class KeywordIndex {
   private readonly lists = new Map<string, PostingList>();
   private norms = new Float64Array(1024);
@@ -125,22 +139,30 @@ export class KeywordIndex {
     let r = 0;
     for (const term of query) {
       const list = this.lists.get(term.lexeme);
-      if (!list) continue;
-      let lo = 0;
-      let hi = list.length - 1;
-      while (lo <= hi) {
-        const mid = (lo + hi) >>> 1;
-        const at = list.data[mid] >>> TF_BITS;
-        if (at < slot) lo = mid + 1;
-        else if (at > slot) hi = mid - 1;
-        else {
-          const tf = (list.data[mid] & TF_MASK) + 1;
-          r += (SCALE * term.weight * tf * (K1 + 1)) / (tf + this.norms[slot]);
-          break;
-        }
-      }
+      const at = list ? positionOf(list, slot) : -1;
+      if (at < 0) continue;
+      const tf = (list!.data[at] & TF_MASK) + 1;
+      r += (SCALE * term.weight * tf * (K1 + 1)) / (tf + this.norms[slot]);
     }
     return r;
+  }
+
+  /** Whether some live page holds every one of the lexemes (as a tsquery of them joined by & matches). */
+  holdsAll(lexemes: readonly string[]): boolean {
+    const lists: PostingList[] = [];
+    for (const lexeme of lexemes) {
+      const list = this.lists.get(lexeme);
+      if (!list) return false;
+      lists.push(list);
+    }
+    if (lists.length === 0) return false;
+    lists.sort((a, b) => a.length - b.length);
+    const [shortest, ...rest] = lists;
+    for (let j = 0; j < shortest.length; j++) {
+      const slot = shortest.data[j] >>> TF_BITS;
+      if (this.live[slot] === 1 && rest.every((list) => positionOf(list, slot) >= 0)) return true;
+    }
+    return false;
   }
 
   /**

@@ -115,6 +115,19 @@ export class PageIndex {
   }
 
   /**
+   * Which of the words occur on some page of the workspace: every lexeme a word makes under
+   * the pages' configuration on one page, as `plainto_tsquery` matches ("payments" finds
+   * "payment"); a word that makes none (a stop word) counts as known.
+   */
+  async knownWords(workspaceId: number, words: readonly string[]): Promise<Set<string>> {
+    if (words.length === 0) return new Set();
+    const ws = await this.workspace(workspaceId);
+    await this.catchUp(workspaceId, ws);
+    const lexemes = await this.terms.lexemesOfWords(words);
+    return ws.gate.read(async () => new Set(words.filter((w) => lexemes.get(w)!.length === 0 || ws.keyword.holdsAll(lexemes.get(w)!))));
+  }
+
+  /**
    * The `k` best pages by relevance = alpha x semantic + (1 - alpha) x keyword among the
    * embedded pages and the pages matching a query lexeme (under the document filter), with
    * relevance above `minRelevance`; ties go to the lower page id.

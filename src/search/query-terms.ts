@@ -78,6 +78,30 @@ export class QueryTermReader {
       .map(([lexeme, { count, frequency }]) => ({ lexeme, weight: count * priorIdf(frequency) }));
   }
 
+  /** Each word's lexemes when taken alone (none for a stop word), one statement for the words not kept. */
+  async lexemesOfWords(words: readonly string[]): Promise<Map<string, string[]>> {
+    const lexemes = new Map<string, string[]>();
+    const unknown: string[] = [];
+    for (const word of new Set(words)) {
+      if (this.words.has(word)) {
+        const known = this.words.get(word);
+        lexemes.set(word, known ? [known.lexeme] : []);
+      } else {
+        unknown.push(word);
+      }
+    }
+    if (unknown.length === 0) return lexemes;
+    const rows = await wordLexemes(this.db, unknown);
+    for (const word of unknown) lexemes.set(word, []);
+    for (const { word, lexeme } of rows) if (lexeme !== null) lexemes.get(word)!.push(lexeme);
+    // Only words of one lexeme or none fit the kept form (a query is built from them).
+    for (const row of rows) {
+      const found = lexemes.get(row.word)!;
+      if (found.length <= 1) this.words.set(row.word, found.length === 0 ? null : { lexeme: found[0], priorFrequency: row.priorFrequency });
+    }
+    return lexemes;
+  }
+
   /** Asks for the words' lexemes and keeps them; null when some word has more than one. */
   private async learn(words: string[]): Promise<Map<string, Known> | null> {
     const rows = await wordLexemes(this.db, words);

@@ -100,6 +100,39 @@ describe('KeywordIndex', () => {
     expect(priorIdf(null)).toBe(RANK.MISSING_IDF);
   });
 
+  it('knows whether some live page holds all of a set of lexemes, before and after compaction', () => {
+    const index = new KeywordIndex();
+    // w<i> is on page i only; 'a' on even pages, 'b' on pages divisible by 3, 'c' on page 7.
+    for (let slot = 0; slot < 1000; slot++) {
+      const words = [`w${slot}`, ...(slot % 2 === 0 ? ['a'] : []), ...(slot % 3 === 0 ? ['b'] : []), ...(slot === 7 ? ['c'] : [])];
+      index.add(slot, page(words.join(' ')));
+    }
+    expect(index.holdsAll(['a'])).toBe(true);
+    expect(index.holdsAll(['a', 'b'])).toBe(true);
+    expect(index.holdsAll(['w6', 'a', 'b'])).toBe(true);
+    expect(index.holdsAll(['w7', 'a'])).toBe(false);
+    expect(index.holdsAll(['c', 'a'])).toBe(false);
+    expect(index.holdsAll(['c', 'w7'])).toBe(true);
+    expect(index.holdsAll(['a', 'nowhere'])).toBe(false);
+    expect(index.holdsAll([])).toBe(false);
+
+    // Pages 0, 6, 12, ... go: 'a' and 'b' still meet on no page then.
+    const remap = new Int32Array(1000).fill(-1);
+    let next = 0;
+    for (let slot = 0; slot < 1000; slot++) {
+      if (slot % 6 === 0) index.remove(slot);
+      else remap[slot] = next++;
+    }
+    expect(index.holdsAll(['a', 'b'])).toBe(false);
+    expect(index.holdsAll(['w6'])).toBe(false);
+    expect(index.holdsAll(['a', 'w8'])).toBe(true);
+    index.compact(remap, next);
+    expect(index.holdsAll(['a', 'b'])).toBe(false);
+    expect(index.holdsAll(['c', 'w7'])).toBe(true);
+    index.add(next, page('a b'));
+    expect(index.holdsAll(['a', 'b'])).toBe(true);
+  });
+
   it('never lowers a rank when a term occurs more often at equal length', () => {
     const index = new KeywordIndex();
     for (let tf = 1; tf <= 256; tf++) index.add(tf - 1, page(`fox:${tf} other words`));

@@ -117,3 +117,30 @@ describe.each(ENGINES)('migration 0009 (sentences in paragraphs) on %s', (engine
     expect(Number(next.rows[0].id)).toBeGreaterThan(Math.max(...newIds));
   });
 });
+
+describe.each(ENGINES)('migration 0010 (no page text index) on %s', (engine) => {
+  let store: Store | undefined;
+  let schema: string | undefined;
+
+  afterEach(async () => {
+    await store?.close();
+    if (schema) await dropSchema(schema);
+  });
+
+  it('drops the GIN index on the pages’ tsvector, and puts it back going down', async () => {
+    if (engine === 'postgres') {
+      schema = newSchemaName();
+      await createSchema(schema);
+    }
+    store = await openStore(engine === 'pglite' ? { databaseUrl: null, dataDir: null } : { databaseUrl: POSTGRES_URL, dataDir: null, schema });
+    const db = store.db;
+    const hasIndex = async () =>
+      Number((await sql<{ n: number }>`SELECT count(*) AS n FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'pages_tsv_idx'`.execute(db)).rows[0].n) === 1;
+    await migrateTo(db, '0009_sentences_in_paragraphs');
+    expect(await hasIndex()).toBe(true);
+    await migrateTo(db, '0010_no_page_text_index');
+    expect(await hasIndex()).toBe(false);
+    await migrateTo(db, '0009_sentences_in_paragraphs');
+    expect(await hasIndex()).toBe(true);
+  });
+});

@@ -106,6 +106,26 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     });
   }
 
+  // Inflections, stop words, words no page has, numbers (each page's own), and hyphenated
+  // words whose parts occur only apart (the compound lexeme never does).
+  const WORD_PROBES = [...WORDS, 'Flows', 'boundaries', 'layered', 'the', 'and', 'of', 'zebra', 'heat-transfer', 'wing-lift', 'page', '1', '4', '2399', '2300', '...'];
+
+  /** The index knows exactly the words PostgreSQL's full-text match finds on some live page. */
+  async function expectKnownWords(): Promise<void> {
+    const rows = (
+      await sql<{ w: string; known: boolean }>`
+        SELECT w, (numnode(plainto_tsquery('english', w)) = 0 OR EXISTS (
+          SELECT 1 FROM pages p WHERE p.workspace_id = ${workspaceId} AND p.tsv @@ plainto_tsquery('english', w)
+        )) AS known
+        FROM unnest(${WORD_PROBES}::text[]) AS w
+      `.execute(store.db)
+    ).rows;
+    const expected = rows.filter((r) => r.known).map((r) => r.w);
+    expect(expected.length).toBeGreaterThan(5);
+    expect(expected.length).toBeLessThan(WORD_PROBES.length);
+    expect([...(await index.knownWords(workspaceId, WORD_PROBES))].sort()).toEqual(expected.sort());
+  }
+
   beforeAll(async () => {
     store = await openTestStore(engine);
     workspaceId = (await store.db.insertInto('workspaces').values({ name: 'index' }).returning('id').executeTakeFirstOrThrow()).id;
@@ -134,6 +154,12 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     }
   }, 60_000);
 
+  it('knows the words a full-text match finds on some page', async () => {
+    await expectKnownWords();
+    // '2399' is on no page yet; it is known once its page is.
+    expect(await index.knownWords(workspaceId, ['2399'])).toEqual(new Set());
+  });
+
   it('ranks a hybrid as the reference whether its lexemes arrive before or after the scan', async () => {
     for (const [text, alpha] of queries) {
       const early = await queryOf(text, alpha);
@@ -154,6 +180,9 @@ describe.each(ENGINES)('page index on %s', (engine) => {
       await expectReference(await queryOf(text, alpha));
       await expectReference(await queryOf(text, alpha, new Set(documents.filter((_, i) => i % 2 === 0))));
     }
+    // Words of deleted pages only ('1') are no longer known; those of new pages ('2399') are.
+    await expectKnownWords();
+    expect(await index.knownWords(workspaceId, ['1', '4', '2399'])).toEqual(new Set(['4', '2399']));
     const live = await livePages();
     const memory = index.memory();
     expect(memory.pages).toBe(live.length);

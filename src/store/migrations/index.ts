@@ -9,6 +9,7 @@ import * as m0006 from './0006_embedding_storage.js';
 import * as m0007 from './0007_document_changes.js';
 import * as m0008 from './0008_webhooks.js';
 import * as m0009 from './0009_sentences_in_paragraphs.js';
+import * as m0010 from './0010_no_page_text_index.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0007_document_changes': m0007,
   '0008_webhooks': m0008,
   '0009_sentences_in_paragraphs': m0009,
+  '0010_no_page_text_index': m0010,
 };
 
 export const migrationProvider: MigrationProvider = {
