@@ -2,7 +2,7 @@
 // migrated and read through the store's queries, on both engines, and migrated back down.
 import { Migrator, sql, type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/engine.js';
+import { openStore, type Engine, type Store } from '../../src/store/engine.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
 import { insertDocument, insertPages, paragraphsOfPage } from '../../src/store/documents.js';
 import { sentencesOfPages } from '../../src/store/passages.js';
@@ -16,22 +16,32 @@ async function migrateTo(db: Kysely<Database>, name: string): Promise<void> {
   if (error) throw error;
 }
 
-describe.each(ENGINES)('migration 0009 (sentences in paragraphs) on %s', (engine) => {
+/** Opens stores with no migration run (a fresh schema on the server engine), closed after each test. */
+function unmigratedStores(engine: Engine): { open: () => Promise<Store> } {
   let store: Store | undefined;
   let schema: string | undefined;
-
   afterEach(async () => {
     await store?.close();
     if (schema) await dropSchema(schema);
+    store = schema = undefined;
   });
+  return {
+    open: async () => {
+      if (engine === 'postgres') {
+        schema = newSchemaName();
+        await createSchema(schema);
+      }
+      store = await openStore(engine === 'pglite' ? { databaseUrl: null, dataDir: null } : { databaseUrl: POSTGRES_URL, dataDir: null, schema });
+      return store;
+    },
+  };
+}
+
+describe.each(ENGINES)('migration 0009 (sentences in paragraphs) on %s', (engine) => {
+  const unmigrated = unmigratedStores(engine);
 
   it('keeps every sentence with its id and order, numbers new ones after them, and goes back down', async () => {
-    if (engine === 'postgres') {
-      schema = newSchemaName();
-      await createSchema(schema);
-    }
-    store = await openStore(engine === 'pglite' ? { databaseUrl: null, dataDir: null } : { databaseUrl: POSTGRES_URL, dataDir: null, schema });
-    const db = store.db;
+    const db = (await unmigrated.open()).db;
     await migrateTo(db, '0008_webhooks');
 
     const workspaceId = await ensureWorkspace(db, 'migration');
@@ -119,21 +129,10 @@ describe.each(ENGINES)('migration 0009 (sentences in paragraphs) on %s', (engine
 });
 
 describe.each(ENGINES)('migration 0010 (no page text index) on %s', (engine) => {
-  let store: Store | undefined;
-  let schema: string | undefined;
-
-  afterEach(async () => {
-    await store?.close();
-    if (schema) await dropSchema(schema);
-  });
+  const unmigrated = unmigratedStores(engine);
 
   it('drops the GIN index on the pages’ tsvector, and puts it back going down', async () => {
-    if (engine === 'postgres') {
-      schema = newSchemaName();
-      await createSchema(schema);
-    }
-    store = await openStore(engine === 'pglite' ? { databaseUrl: null, dataDir: null } : { databaseUrl: POSTGRES_URL, dataDir: null, schema });
-    const db = store.db;
+    const db = (await unmigrated.open()).db;
     const hasIndex = async () =>
       Number((await sql<{ n: number }>`SELECT count(*) AS n FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'pages_tsv_idx'`.execute(db)).rows[0].n) === 1;
     await migrateTo(db, '0009_sentences_in_paragraphs');
