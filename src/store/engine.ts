@@ -185,7 +185,8 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
       connections: connectionUse(pool, 1),
       close: async () => {
         try {
-          await db.destroy();
+          // After the statements already sent. The pool is left as it is (it holds no socket and
+          // keeps no process alive): a statement asked later fails as on a lost connection.
           await thread.close();
         } finally {
           release();

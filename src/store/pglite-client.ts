@@ -8,6 +8,14 @@ import { parse, serialize } from 'pg-protocol';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 import { startWorker } from '../worker-entry.js';
 
+/**
+ * A failure of the thread itself, not of a statement: given PostgreSQL's code for a failed
+ * connection, it is reported as the database being unreachable (503), as a lost server is.
+ */
+function threadFailure(message: string, cause?: unknown): Error {
+  return Object.assign(new Error(message, { cause }), { code: '08006' });
+}
+
 interface Waiting {
   resolve: (blocks: Uint8Array[]) => void;
   reject: (error: Error) => void;
@@ -43,11 +51,11 @@ export class EngineThread {
         }
       });
       worker.on('error', (error) => {
-        thread.#fail(new Error(`the embedded database's thread failed: ${error.message}`, { cause: error }));
+        thread.#fail(threadFailure(`the embedded database's thread failed: ${error.message}`, error));
         reject(error);
       });
       worker.on('exit', () => {
-        thread.#fail(new Error("the embedded database's thread has stopped"));
+        thread.#fail(threadFailure("the embedded database's thread has stopped"));
         thread.#closed?.();
         reject(new Error("the embedded database's thread stopped before it opened"));
       });
@@ -81,7 +89,7 @@ export class EngineThread {
     this.#waiting.delete(reply.id);
     if (this.#waiting.size === 0) this.#worker.unref();
     if (reply.type === 'bytes') waiting.resolve(reply.blocks);
-    else waiting.reject(Object.assign(new Error(reply.error.message), { name: reply.error.name }));
+    else waiting.reject(threadFailure(`the embedded database failed: ${reply.error.name}: ${reply.error.message}`));
   }
 
   #fail(error: Error): void {

@@ -202,3 +202,26 @@ describe('malformed requests over a real socket', () => {
     expect(JSON.parse(answer.body)).toMatchObject({ error: { error_code: 'PAYLOAD_TOO_LARGE' } });
   });
 });
+
+describe('the embedded database stopped under a running service', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp('pglite');
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('answers 503 in the envelope, and /ready says so, instead of hanging or a 500', async () => {
+    expect((await call(t.app, 'GET', '/ready', { key: null })).statusCode).toBe(200);
+    // Its thread ends: every statement from now on fails as a lost connection would.
+    await t.store.close();
+    const list = await call(t.app, 'GET', '/api/v1/documents/internal/1');
+    expect(list.statusCode).toBe(503);
+    expect(list.json()).toMatchObject({ success: false, data: null, error: { error_code: 'SERVICE_UNAVAILABLE' } });
+    const ingest = await call(t.app, 'POST', '/api/v1/documents/ingest/embedding', { body: { embedding: vector(3), content: 'After the end.' } });
+    expect(ingest.statusCode).toBe(503);
+    expect((await call(t.app, 'GET', '/ready', { key: null })).statusCode).toBe(503);
+  });
+});

@@ -55,7 +55,8 @@ describe('the embedded engine on its own thread', () => {
   it('refuses statements after close instead of hanging', async () => {
     const other = await openStore({ databaseUrl: null, dataDir: null });
     await other.close();
-    await expect(sql`SELECT 1`.execute(other.db)).rejects.toThrow();
+    // As a lost server connection: PostgreSQL's code for it, which the API answers with a 503.
+    await expect(sql`SELECT 1`.execute(other.db)).rejects.toMatchObject({ kind: 'connection_failed' });
   });
 
   it('does not keep a process alive once its statements are answered, and keeps what it wrote', async () => {
