@@ -97,6 +97,21 @@ describe('vector scan kernel', () => {
     await expect(pool.scoreWith(matrix, randomUnit(8), undefined, () => 0)).rejects.toThrow(/dims/);
   });
 
+  it('lets other callbacks run between the readers of one shared pass', async () => {
+    const { matrix } = filled(1536, 500);
+    const order: string[] = [];
+    // The first scan runs alone; the three that arrive meanwhile share the next pass.
+    const first = pool.scoreWith(matrix, randomUnit(1536), undefined, () => order.push('first'));
+    const shared = [1, 2, 3].map((i) =>
+      pool.scoreWith(matrix, randomUnit(1536), undefined, () => {
+        order.push(`reader ${i}`);
+        if (i === 1) setImmediate(() => order.push('other callback'));
+      }),
+    );
+    await Promise.all([first, ...shared]);
+    expect(order).toEqual(['first', 'reader 1', 'other callback', 'reader 2', 'reader 3']);
+  });
+
   it('keeps existing rows when it grows past its capacity, also for workers already attached', async () => {
     const { matrix, vectors } = filled(1536, 3, { capacity: 2 });
     const query = randomUnit(1536);

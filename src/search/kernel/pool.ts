@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { CHUNK, kernelModule, MAX_QUERIES, type MatrixLayout, type VectorMatrix } from './matrix.js';
 
@@ -198,7 +199,12 @@ export class ScanPool {
         for (const w of batch) w.settle(error instanceof Error ? error : new Error(String(error)));
         continue;
       }
-      batch.forEach((w, j) => w.settle(new Float32Array(out, j * n * 4, n)));
+      for (const [j, w] of batch.entries()) {
+        // Each reader ranks all the rows on the event loop's thread: a turn between two lets
+        // other requests (a /health probe) in, instead of all of a pass's rankings back to back.
+        if (j > 0) await nextTurn();
+        w.settle(new Float32Array(out, j * n * 4, n));
+      }
       this.#release(out);
     }
     queue.running = false;
