@@ -57,7 +57,7 @@ export async function insertEmbeddedDocumentsUnwatched(db: Kysely<Database>, ite
   const sentences: string[] = [];
   const firsts = paragraphs.map(({ paragraph }) => {
     const first = sentences.length + 1;
-    sentences.push(...paragraph.sentences);
+    for (const sentence of paragraph.sentences) sentences.push(sentence);
     return first;
   });
   // The embeddings travel as one binary parameter, each at its offset (1-based): in an array
