@@ -32,8 +32,16 @@ export function plainWords(text: string): string[] | null {
   return words.every((w) => w.length <= MAX_WORD_LENGTH) ? words : null;
 }
 
+interface Lexeme {
+  lexeme: string;
+  priorFrequency: number | null;
+}
+
 /** A word's one lexeme with its prior frequency, or null for a word that has none (a stop word). */
-type Known = { lexeme: string; priorFrequency: number | null } | null;
+type Known = Lexeme | null;
+
+/** What a word of one lexeme or none is kept as. */
+const knownOf = (lexemes: Lexeme[]): Known => lexemes[0] ?? null;
 
 export class QueryTermReader {
   private readonly texts = new LruMap<string, QueryTerm[]>(TEXTS_CACHED);
@@ -90,27 +98,29 @@ export class QueryTermReader {
         unknown.push(word);
       }
     }
-    if (unknown.length === 0) return lexemes;
-    const rows = await wordLexemes(this.db, unknown);
-    for (const word of unknown) lexemes.set(word, []);
-    for (const { word, lexeme } of rows) if (lexeme !== null) lexemes.get(word)!.push(lexeme);
-    // Only words of one lexeme or none fit the kept form (a query is built from them).
-    for (const row of rows) {
-      const found = lexemes.get(row.word)!;
-      if (found.length <= 1) this.words.set(row.word, found.length === 0 ? null : { lexeme: found[0], priorFrequency: row.priorFrequency });
+    if (unknown.length > 0) {
+      for (const [word, rows] of await this.ask(unknown)) lexemes.set(word, rows.map((r) => r.lexeme));
     }
     return lexemes;
   }
 
   /** Asks for the words' lexemes and keeps them; null when some word has more than one. */
   private async learn(words: string[]): Promise<Map<string, Known> | null> {
-    const rows = await wordLexemes(this.db, words);
-    const learned = new Map<string, Known>();
-    for (const { word, lexeme, priorFrequency } of rows) {
-      if (learned.has(word)) return null;
-      learned.set(word, lexeme === null ? null : { lexeme, priorFrequency });
+    const asked = await this.ask(words);
+    if ([...asked.values()].some((rows) => rows.length > 1)) return null;
+    return new Map([...asked].map(([word, rows]) => [word, knownOf(rows)]));
+  }
+
+  /**
+   * Each word's lexemes with their prior frequencies, from one statement; keeps the words of
+   * one lexeme or none, the form a query is built from.
+   */
+  private async ask(words: string[]): Promise<Map<string, Lexeme[]>> {
+    const byWord = new Map<string, Lexeme[]>(words.map((w) => [w, []]));
+    for (const { word, lexeme, priorFrequency } of await wordLexemes(this.db, words)) {
+      if (lexeme !== null) byWord.get(word)!.push({ lexeme, priorFrequency });
     }
-    for (const [word, known] of learned) this.words.set(word, known);
-    return learned;
+    for (const [word, rows] of byWord) if (rows.length <= 1) this.words.set(word, knownOf(rows));
+    return byWord;
   }
 }

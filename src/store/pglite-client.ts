@@ -99,9 +99,6 @@ export class EngineThread {
   }
 }
 
-/** A message for the server as node-postgres serialises it. */
-type Message = Buffer;
-
 /**
  * What node-postgres needs of a connection (it takes one through its `connection` option),
  * over the engine's thread: no socket, no startup or authentication (PGlite is one open
@@ -121,7 +118,8 @@ export class ThreadConnection extends EventEmitter {
   readonly #thread: EngineThread;
   /** The server's answers, read by one protocol parser for the whole session. */
   readonly #answers = new EventEmitter();
-  #pending: Message[] = [];
+  /** Messages as node-postgres serialised them, not yet sent. */
+  #pending: Buffer[] = [];
   #last: Promise<unknown> = Promise.resolve();
 
   constructor(thread: EngineThread) {
@@ -199,7 +197,7 @@ export class ThreadConnection extends EventEmitter {
   unref(): void {}
 
   /** Queues the message; what one call of node-postgres sends (parse, bind, ..., sync) goes over together. */
-  #send(message: Message): void {
+  #send(message: Buffer): void {
     if (this.#pending.length === 0) queueMicrotask(() => this.#flush());
     this.#pending.push(message);
   }
