@@ -5,6 +5,8 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 
+// Evaluated as the worker's script: the same text serves dist/ (plain import) and TypeScript
+// sources (tsx's ESM loader registered first). It must parse as CommonJS and as ESM.
 const BOOTSTRAP = `
 import('node:worker_threads').then(async ({ workerData }) => {
   if (workerData.loader) (await import(workerData.loader)).register();

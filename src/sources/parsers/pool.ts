@@ -94,8 +94,6 @@ interface Slot {
   job: Job | null;
 }
 
-// Evaluated as the worker's script: the same text serves dist/ (plain import) and TypeScript
-// sources (tsx's ESM loader registered first). It must parse as CommonJS and as ESM.
 const DEFAULT_TIMEOUT_MS = 300_000;
 const DEFAULT_OCR_PAGE_TIMEOUT_MS = 120_000;
 
