@@ -3,17 +3,17 @@
 // and brought up to date with the store's page changes before every search, so a search on
 // any process sees every write acknowledged before it. Searches score their candidates here,
 // from memory: the store serves only the change feed.
+import os from 'node:os';
 import type { Kysely } from 'kysely';
 import { LruMap } from '../lru.js';
 import type { LocalWrites } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
-import { indexedPages, loadIndexedPages, pageChangesSince, pageContents } from '../store/pages.js';
+import { indexedPages, loadIndexedPages, pageChangesSince } from '../store/pages.js';
 import { ScanPool, topK } from './kernel/index.js';
 import type { KeywordHits, QueryTerm } from './keyword-index.js';
-import { PageContents } from './page-contents.js';
 import { QueryTermReader } from './query-terms.js';
 import { keywordScore, semanticScore } from './scores.js';
-import { WorkspacePages } from './workspace-pages.js';
+import { WorkspacePages, type SlotPage } from './workspace-pages.js';
 
 export interface PageQuery {
   /**
@@ -41,16 +41,21 @@ export interface EligibleFilter {
   read(): Promise<ReadonlySet<number>>;
 }
 
-export interface RankedPage {
-  pageId: number;
+export interface RankedPage extends SlotPage {
   relevance: number;
   semantic: number;
   keyword: number;
 }
 
-/** The best pages and their slots, valid while the gate is held. */
+interface RankedSlot {
+  relevance: number;
+  semantic: number;
+  keyword: number;
+}
+
+/** The best pages' scores and their slots, valid while the gate is held. */
 interface RankedCandidates {
-  results: RankedPage[];
+  results: RankedSlot[];
   slots: number[];
 }
 
@@ -96,17 +101,16 @@ export class PageIndex {
   /** Scratch for rank(), which runs synchronously: one buffer serves every search. */
   private relevance = new Float64Array(0);
   private readonly terms: QueryTermReader;
-  /** The contents of result pages, read from the store once and then kept. */
-  readonly contents: PageContents;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly pool: ScanPool,
     /** The embedded engine's write count: when it has not moved, no page changed and a catch-up is skipped. */
     private readonly localWrites: LocalWrites | null = null,
+    /** Where the workspaces' content files go (see content-file.ts); null keeps none. */
+    private readonly contentDir: string | null = os.tmpdir(),
   ) {
     this.terms = new QueryTermReader(db);
-    this.contents = new PageContents((pageIds) => pageContents(db, pageIds));
   }
 
   /** The lexemes of a query text as the pages' configuration makes them, weighted qtf x idf. */
@@ -158,7 +162,7 @@ export class PageIndex {
         ranked = this.rank(ws, q, hitsOf(await q.terms), rows, null);
       }
       await this.completeScores(ws, q.alpha, vector, await q.terms, ranked);
-      return ranked.results;
+      return ranked.results.map((r, i) => ({ ...ws.pageAt(ranked.slots[i]), ...r }));
     });
   }
 
@@ -198,7 +202,6 @@ export class PageIndex {
     const best = Array.from(topK(relevance, q.k, (i) => ws.slotPage[slotAt(i)])).filter((i) => relevance[i] > q.minRelevance);
     return {
       results: best.map((i) => ({
-        pageId: ws.slotPage[slotAt(i)],
         relevance: relevance[i],
         semantic: i < scanned ? semanticScore(cosines![i]) : 0,
         keyword: keyword.get(i) ?? 0,
@@ -267,11 +270,16 @@ export class PageIndex {
   }
 
   private async load(workspaceId: number): Promise<WorkspacePages> {
-    const ws = new WorkspacePages();
-    ws.xmin = await loadIndexedPages(this.db, workspaceId, (embedded, batch) => {
-      ws.matrix.reserve(embedded);
-      for (const page of batch) ws.add(page);
-    });
+    const ws = new WorkspacePages(this.contentDir);
+    try {
+      ws.xmin = await loadIndexedPages(this.db, workspaceId, (embedded, batch) => {
+        ws.matrix.reserve(embedded);
+        ws.addAll(batch);
+      });
+    } catch (error) {
+      ws.close();
+      throw error;
+    }
     this.loaded.add(ws);
     return ws;
   }
@@ -304,7 +312,7 @@ export class PageIndex {
       if (deleted.length > 0 || pages.length > 0) {
         await ws.gate.write(() => {
           for (const pageId of deleted) ws.remove(pageId);
-          for (const page of pages) ws.add(page);
+          ws.addAll(pages);
         });
       }
       ws.xmin = xmin;
@@ -316,7 +324,10 @@ export class PageIndex {
   }
 
   async close(): Promise<void> {
-    for (const ws of this.loaded) this.pool.release(ws.matrix);
+    for (const ws of this.loaded) {
+      this.pool.release(ws.matrix);
+      ws.close();
+    }
     this.loaded.clear();
     this.workspaces.clear();
   }

@@ -5,6 +5,7 @@ import { ValidationError, type FieldIssue } from '../errors.js';
 import type { CachedEmbedder } from '../providers/embeddings/index.js';
 import { compileDocumentFilter, type DocumentFilter } from '../store/filter.js';
 import { eligibleDocumentIds } from '../store/matching.js';
+import { pageContents } from '../store/pages.js';
 import type { Database } from '../store/schema.js';
 import type { PageIndex } from './page-index.js';
 import { normalizeVector } from './vectors.js';
@@ -142,18 +143,20 @@ export async function findPages(
   for (const pending of [vector, terms]) pending.catch(() => undefined);
   const eligible = filter && { key: filter.key, read: () => eligibleDocumentIds(deps.db, workspaceId, filter) };
   const ranked = await deps.index.search(workspaceId, { vector, terms, alpha, filter: eligible, k, minRelevance });
-  const contents = await deps.index.contents.get(ranked.map((r) => r.pageId));
+  // The index gives each result's content from its content file, unless that file could not
+  // keep it (no directory, a full disk): those are read from the store, and a page deleted
+  // since it was scored is then no longer a result.
+  const unkept = ranked.filter((r) => r.content === null).map((r) => r.pageId);
+  const read = new Map(unkept.length > 0 ? (await pageContents(deps.db, unkept)).map((p) => [p.id, p.content]) : []);
   const results: SearchResult[] = [];
   for (const r of ranked) {
-    const page = contents.get(r.pageId);
-    // A page deleted since it was scored, and not kept in memory, is no longer a result; one kept
-    // is: the search then answers as of its start, which the index's catch-up defines anyway.
-    if (!page) continue;
+    const content = r.content ?? read.get(r.pageId);
+    if (content === undefined) continue;
     results.push({
-      content: page.content,
-      document_id: page.document_id,
-      id: page.id,
-      page_number: page.page_number,
+      content,
+      document_id: r.documentId,
+      id: r.pageId,
+      page_number: r.pageNumber,
       relevance: r.relevance,
       semantic_score: r.semantic,
       keyword_score: r.keyword,

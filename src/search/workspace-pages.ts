@@ -2,21 +2,34 @@
 // keyword inverted index, and the slot bookkeeping that ties both to page and document ids,
 // with the catch-up state page-index.ts keeps current.
 import type { IndexedPage } from '../store/pages.js';
+import { ContentFile, type TextEntry } from './content-file.js';
 import { VectorMatrix } from './kernel/index.js';
 import { KeywordIndex, MAX_SLOTS } from './keyword-index.js';
 import { ReadWriteGate } from './read-write-gate.js';
 import { parseTsvector } from './tsvector.js';
 import { EMBEDDING_DIMENSIONS } from './vectors.js';
 
+/** A page as a search result gives it: its content is null when the content file could not keep it. */
+export interface SlotPage {
+  pageId: number;
+  documentId: number;
+  pageNumber: number;
+  content: string | null;
+}
+
 /**
  * One workspace's pages. A page has a slot, fixed until compaction, that the keyword index
  * knows it by; a page with an embedding also has a matrix row, which moves when another row
- * is removed (the matrix stays contiguous).
+ * is removed (the matrix stays contiguous). Page contents are in the content file.
  */
 export class WorkspacePages {
   readonly matrix = new VectorMatrix(EMBEDDING_DIMENSIONS);
   readonly keyword = new KeywordIndex();
   readonly gate = new ReadWriteGate();
+  private readonly texts: ContentFile;
+  /** Slot -> page number and where its content is in the content file. */
+  private slotNumber: number[] = [];
+  private slotText: TextEntry[] = [];
   /** Row -> slot. */
   rowSlot: number[] = [];
   /** Slot -> page id (-1 once removed), document id and row (-1 without an embedding). */
@@ -41,13 +54,27 @@ export class WorkspacePages {
   nextCatchUp: Promise<void> | null = null;
   lastCatchUp: Promise<unknown> = Promise.resolve();
 
-  add(page: IndexedPage): void {
-    if (this.slotOf.has(page.id)) return;
+  /** `contentDir`: where the content file goes; null keeps no contents (results then read them from the store). */
+  constructor(contentDir: string | null = null) {
+    this.texts = ContentFile.open(contentDir);
+  }
+
+  /** Adds the pages not already held; their contents go to the content file in one write. */
+  addAll(pages: readonly IndexedPage[]): void {
+    const seen = new Set<number>();
+    const fresh = pages.filter((p) => !this.slotOf.has(p.id) && !seen.has(p.id) && seen.add(p.id));
+    const texts = this.texts.append(fresh.map((p) => p.content));
+    fresh.forEach((page, i) => this.add(page, texts[i]));
+  }
+
+  private add(page: IndexedPage, text: TextEntry): void {
     this.layout++;
     if (this.slotPage.length >= MAX_SLOTS) this.compact();
     const slot = this.slotPage.length;
     this.slotPage.push(page.id);
     this.slotDocument.push(page.documentId);
+    this.slotNumber.push(page.pageNumber);
+    this.slotText.push(text);
     this.slotOf.set(page.id, slot);
     let slots = this.documentSlots.get(page.documentId);
     if (!slots) this.documentSlots.set(page.documentId, (slots = []));
@@ -71,6 +98,7 @@ export class WorkspacePages {
     this.keyword.remove(slot);
     this.slotPage[slot] = -1;
     this.removed++;
+    if (this.texts.release(this.slotText[slot])) this.rewriteTexts();
     const row = this.slotRow[slot];
     if (row >= 0) {
       // Swap-remove: the last row moves into the hole.
@@ -94,17 +122,23 @@ export class WorkspacePages {
     const slotPage: number[] = [];
     const slotDocument: number[] = [];
     const slotRow: number[] = [];
+    const slotNumber: number[] = [];
+    const slotText: TextEntry[] = [];
     for (let slot = 0; slot < this.slotPage.length; slot++) {
       if (this.slotPage[slot] < 0) continue;
       remap[slot] = slotPage.length;
       slotPage.push(this.slotPage[slot]);
       slotDocument.push(this.slotDocument[slot]);
       slotRow.push(this.slotRow[slot]);
+      slotNumber.push(this.slotNumber[slot]);
+      slotText.push(this.slotText[slot]);
     }
     this.keyword.compact(remap, slotPage.length);
     this.slotPage = slotPage;
     this.slotDocument = slotDocument;
     this.slotRow = slotRow;
+    this.slotNumber = slotNumber;
+    this.slotText = slotText;
     this.rowSlot = this.rowSlot.map((slot) => remap[slot]);
     for (const [pageId, slot] of this.slotOf) this.slotOf.set(pageId, remap[slot]);
     for (const [documentId, slots] of this.documentSlots) {
@@ -113,6 +147,28 @@ export class WorkspacePages {
       else this.documentSlots.delete(documentId);
     }
     this.removed = 0;
+  }
+
+  /** The page at a live slot, with its content from the content file. */
+  pageAt(slot: number): SlotPage {
+    return {
+      pageId: this.slotPage[slot],
+      documentId: this.slotDocument[slot],
+      pageNumber: this.slotNumber[slot],
+      content: this.texts.read(this.slotText[slot]),
+    };
+  }
+
+  /** Copies the live pages' contents into a new content file, leaving the removed ones' behind. */
+  private rewriteTexts(): void {
+    const live: number[] = [];
+    for (let slot = 0; slot < this.slotPage.length; slot++) if (this.slotPage[slot] >= 0) live.push(slot);
+    const moved = this.texts.rewrite(live.map((slot) => this.slotText[slot]));
+    if (moved) live.forEach((slot, i) => (this.slotText[slot] = moved[i]));
+  }
+
+  close(): void {
+    this.texts.close();
   }
 
   /** Rows of the eligible documents' embedded pages, in increasing order; the same array until the layout changes. */

@@ -20,6 +20,8 @@ export interface PageChanges {
 export interface IndexedPage {
   id: number;
   documentId: number;
+  pageNumber: number;
+  content: string;
   /** Null for a page without text to embed. */
   embedding: Float32Array | null;
   /** The page's tsvector in PostgreSQL's text form. */
@@ -56,10 +58,17 @@ export async function pageChangesSince(db: Kysely<Database>, workspaceId: number
   return { xmin: result.rows[0].xmin, changes, documentsChanged: result.rows[0].documents_changed };
 }
 
-const indexedColumns = ['id', 'document_id', 'embedding', sql<string>`tsv::text`.as('tsv')] as const;
+const indexedColumns = ['id', 'document_id', 'page_number', 'content', 'embedding', sql<string>`tsv::text`.as('tsv')] as const;
 
-function indexedPage(r: { id: number; document_id: number; embedding: Buffer | null; tsv: string }): IndexedPage {
-  return { id: r.id, documentId: r.document_id, embedding: r.embedding ? decodeEmbedding(r.embedding) : null, tsv: r.tsv };
+function indexedPage(r: { id: number; document_id: number; page_number: number; content: string; embedding: Buffer | null; tsv: string }): IndexedPage {
+  return {
+    id: r.id,
+    documentId: r.document_id,
+    pageNumber: r.page_number,
+    content: r.content,
+    embedding: r.embedding ? decodeEmbedding(r.embedding) : null,
+    tsv: r.tsv,
+  };
 }
 
 export async function indexedPages(db: Kysely<Database>, pageIds: number[]): Promise<IndexedPage[]> {

@@ -2,6 +2,9 @@
 // against reference scores computed here (cosines in float64, full-text ranks from SQL),
 // ordering and cut-offs, absolute scores, freshness after ingest and delete, workspace
 // isolation, filters under every alpha, validation, authentication and the response shape.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
@@ -763,7 +766,7 @@ describe.each(ENGINES)('page search on %s', (engine) => {
     });
 
     it('returns the full page content, not a snippet', async () => {
-      const content = `Lengthy almanac entry. ${'Tide tables and moon phases for the season. '.repeat(60)}`.trim();
+      const content = `Lengthy almanac entry — Ångström, 潮汐表 🌊. ${'Tide tables and moon phases for the season. '.repeat(60)}`.trim();
       const page = await ingest(content, { embedding: vector(1401) });
       const data = await search({ embedding: vector(1401), top_k: 1 });
       expect(data.results[0]).toMatchObject({ id: page.pageId, document_id: page.documentId, page_number: 1, content });
@@ -787,5 +790,40 @@ describe.each(ENGINES)('page search on %s', (engine) => {
       }
       expect(await scoresOf()).toEqual(before);
     }, 120_000);
+  });
+});
+
+// The index keeps page contents in a file under the data directory; where it cannot make one,
+// results read their contents from the store, with the same answers.
+describe.each(ENGINES)('page search without a content file on %s', (engine) => {
+  let t: TestApp;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-no-contents-'));
+    fs.writeFileSync(path.join(dataDir, 'index'), 'a file where the index directory would be');
+    t = await startTestApp(engine, { env: { FOLIO_DATA_DIR: dataDir } });
+  });
+  afterAll(async () => {
+    await t?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers each result with its content, document and page number, and drops a deleted document', async () => {
+    const contents = ['Harbour pilots guide the tanker — Ångström 潮汐表.', 'Harbour cranes unload the tanker at dawn.'];
+    const ids: number[] = [];
+    for (const [i, content] of contents.entries()) {
+      const res = await call(t.app, 'POST', INGEST, { body: { embedding: vector(3000 + i), content } });
+      expect(res.statusCode, res.body).toBe(201);
+      ids.push(res.json().data.document_id as number);
+    }
+    const searchTanker = async () =>
+      (await call(t.app, 'POST', SEARCH, { key: KEYS.read, body: { query: 'harbour tanker', alpha: 0 } })).json().data.results as SearchResult[];
+    const found = await searchTanker();
+    expect(found.map((r) => [r.document_id, r.page_number, r.content]).sort()).toEqual(
+      contents.map((content, i) => [ids[i], 1, content]).sort(),
+    );
+    expect((await call(t.app, 'DELETE', `/api/v1/documents/internal/${ids[0]}`)).statusCode).toBe(200);
+    expect((await searchTanker()).map((r) => r.document_id)).toEqual([ids[1]]);
   });
 });

@@ -47,8 +47,8 @@ describe.each(ENGINES)('page index on %s', (engine) => {
   /** Every live page, with what the reference needs. */
   async function livePages() {
     const rows = (
-      await sql<{ id: number; document_id: number; content: string; tsv: string; has_embedding: boolean }>`
-        SELECT id, document_id, content, tsv::text AS tsv, embedding IS NOT NULL AS has_embedding
+      await sql<{ id: number; document_id: number; page_number: number; content: string; tsv: string; has_embedding: boolean }>`
+        SELECT id, document_id, page_number, content, tsv::text AS tsv, embedding IS NOT NULL AS has_embedding
         FROM pages WHERE workspace_id = ${workspaceId}
       `.execute(store.db)
     ).rows;
@@ -78,7 +78,15 @@ describe.each(ENGINES)('page index on %s', (engine) => {
       const keyword = keywordScore(r);
       const candidate = (page.has_embedding && q.alpha > 0 && query !== null) || (r > 0 && q.alpha < 1);
       if (!candidate) continue;
-      all.push({ pageId: page.id, relevance: q.alpha * semantic + (1 - q.alpha) * keyword, semantic, keyword });
+      all.push({
+        pageId: page.id,
+        documentId: page.document_id,
+        pageNumber: page.page_number,
+        content: page.content,
+        relevance: q.alpha * semantic + (1 - q.alpha) * keyword,
+        semantic,
+        keyword,
+      });
     }
     return all.filter((p) => p.relevance > q.minRelevance).sort((a, b) => b.relevance - a.relevance || a.pageId - b.pageId);
   }
@@ -103,6 +111,12 @@ describe.each(ENGINES)('page index on %s', (engine) => {
       expect(r.relevance).toBeCloseTo(page.relevance, 6);
       expect(r.keyword).toBeCloseTo(page.keyword, 12);
       expect(r.semantic).toBeCloseTo(page.semantic, 6);
+      // The page itself, its content read back from the index's content file.
+      expect({ documentId: r.documentId, pageNumber: r.pageNumber, content: r.content }).toEqual({
+        documentId: page.documentId,
+        pageNumber: page.pageNumber,
+        content: page.content,
+      });
     });
   }
 

@@ -1,5 +1,8 @@
 // The rows a filter's documents select follow every change of the workspace's pages, also when
 // the same set of documents is asked again (the page index keeps a filter's set while it holds).
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EMBEDDING_DIMENSIONS } from '../../src/search/vectors.js';
 import { WorkspacePages } from '../../src/search/workspace-pages.js';
@@ -9,7 +12,14 @@ const unit = () => {
   v[0] = 1;
   return v;
 };
-const page = (id: number, documentId: number, embedded = true) => ({ id, documentId, embedding: embedded ? unit() : null, tsv: "'wing':1" });
+const page = (id: number, documentId: number, embedded = true, content = `page ${id}`) => ({
+  id,
+  documentId,
+  pageNumber: id % 7,
+  content,
+  embedding: embedded ? unit() : null,
+  tsv: "'wing':1",
+});
 /** The page ids behind rows. */
 const pagesAt = (ws: WorkspacePages, rows: Int32Array) => [...rows].map((row) => ws.slotPage[ws.rowSlot[row]]).sort((a, b) => a - b);
 
@@ -17,22 +27,64 @@ describe('WorkspacePages.rowsOf', () => {
   it('gives the embedded pages of the documents, and follows adds, removals and compaction for the same set', () => {
     const ws = new WorkspacePages();
     ws.matrix.reserve(4000);
-    for (let id = 1; id <= 10; id++) ws.add(page(id, id % 3, id !== 4));
+    for (let id = 1; id <= 10; id++) ws.addAll([page(id, id % 3, id !== 4)]);
     const documents: ReadonlySet<number> = new Set([1, 2]);
     expect(pagesAt(ws, ws.rowsOf(documents))).toEqual([1, 2, 5, 7, 8, 10]);
     expect(ws.rowsOf(documents)).toBe(ws.rowsOf(documents));
 
-    ws.add(page(11, 2));
+    ws.addAll([page(11, 2)]);
     expect(pagesAt(ws, ws.rowsOf(documents))).toEqual([1, 2, 5, 7, 8, 10, 11]);
     ws.remove(1);
     ws.remove(2);
     expect(pagesAt(ws, ws.rowsOf(documents))).toEqual([5, 7, 8, 10, 11]);
 
     // Enough removals to compact the slots: rows and slots are renumbered.
-    for (let id = 100; id < 3200; id++) ws.add(page(id, 0));
+    ws.addAll(Array.from({ length: 3100 }, (_, i) => page(100 + i, 0)));
     for (let id = 100; id < 3200; id++) ws.remove(id);
     const rows = ws.rowsOf(documents);
     expect(pagesAt(ws, rows)).toEqual([5, 7, 8, 10, 11]);
     expect([...rows]).toEqual([...rows].sort((a, b) => a - b));
+  });
+});
+
+describe('WorkspacePages.pageAt', () => {
+  /** The ids of live pages whose number and content differ from the expected, and of expected pages not live. */
+  const differing = (ws: WorkspacePages, expected: Map<number, string>) => {
+    const ids = [...expected.keys()].filter((id) => !ws.slotOf.has(id));
+    for (const [id, slot] of ws.slotOf) {
+      const p = ws.pageAt(slot);
+      if (`${p.pageNumber}:${p.content}` !== expected.get(id)) ids.push(id);
+    }
+    return ids;
+  };
+
+  it('reads each page back from the content file through additions, removals, slot compaction and a rewrite of the file', () => {
+    const ws = new WorkspacePages(os.tmpdir());
+    const expected = new Map<number, string>();
+    // 3,000 pages of 8 KB of non-ASCII text (24 MB): removing most of them outweighs the rest and rewrites the file.
+    const text = (id: number) => `é ${id} ${'ü'.repeat(4000)} ${id}`;
+    ws.addAll(Array.from({ length: 3000 }, (_, i) => page(i + 1, i % 5, i % 4 !== 0, text(i + 1))));
+    ws.addAll([page(5, 0, true, 'a duplicate is not added again')]);
+    for (let id = 1; id <= 3000; id++) expected.set(id, `${id % 7}:${text(id)}`);
+    expect(differing(ws, expected)).toEqual([]);
+    for (let id = 1; id <= 2900; id++) {
+      ws.remove(id);
+      expected.delete(id);
+    }
+    ws.addAll([page(5000, 1, true, 'late page, after the rewrite')]);
+    expected.set(5000, `${5000 % 7}:late page, after the rewrite`);
+    expect(differing(ws, expected)).toEqual([]);
+    ws.close();
+    expect(ws.pageAt(ws.slotOf.get(5000)!).content).toBeNull();
+  });
+
+  it('keeps no contents without a directory, or when the directory cannot be made', () => {
+    // A directory under a file cannot be made.
+    for (const dir of [null, path.join(fileURLToPath(import.meta.url), 'contents')]) {
+      const ws = new WorkspacePages(dir);
+      ws.addAll([page(1, 1, true, 'some text')]);
+      expect(ws.pageAt(ws.slotOf.get(1)!)).toEqual({ pageId: 1, documentId: 1, pageNumber: 1, content: null });
+      ws.close();
+    }
   });
 });

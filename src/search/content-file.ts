@@ -1,0 +1,161 @@
+// The contents of indexed pages, spilled to a file of the index's own: a search reads its
+// results' contents with positioned reads, served from the operating system's page cache,
+// instead of a statement (on the embedded engine a statement costs about a millisecond), and
+// the process keeps only each page's offset and length. The file is a copy of what the store
+// holds, unlinked as soon as it is open (nothing is left behind, even by a crash) and written
+// anew from the store when the index loads.
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Where a text is in the file; `offset` is -1 for a text the file could not take. */
+export interface TextEntry {
+  offset: number;
+  bytes: number;
+}
+
+/** Below this many bytes of removed texts the file is not rewritten. */
+const MIN_WASTE_BYTES = 16 << 20;
+
+export class ContentFile {
+  private end = 0;
+  private live = 0;
+  private waste = 0;
+  private scratch = Buffer.alloc(16 << 10);
+
+  private constructor(
+    private fd: number | null,
+    private readonly dir: string | null,
+  ) {}
+
+  /** A file in `dir` (created if need be); without a directory, or when none can be made, one that takes no text. */
+  static open(dir: string | null): ContentFile {
+    return new ContentFile(dir === null ? null : openUnlinked(dir), dir);
+  }
+
+  /** Whether texts are kept (else every entry has offset -1 and callers read the store). */
+  get usable(): boolean {
+    return this.fd !== null;
+  }
+
+  /** Appends the texts in one write; on a failed write (a full disk) the file is given up. */
+  append(texts: readonly string[]): TextEntry[] {
+    const buffers = texts.map((t) => Buffer.from(t, 'utf8'));
+    if (this.fd !== null) {
+      try {
+        writeAll(this.fd, buffers, this.end);
+        return buffers.map((b) => {
+          const entry = { offset: this.end, bytes: b.length };
+          this.end += b.length;
+          this.live += b.length;
+          return entry;
+        });
+      } catch {
+        this.close();
+      }
+    }
+    return buffers.map((b) => ({ offset: -1, bytes: b.length }));
+  }
+
+  /** The text at `entry`, or null when the file holds none there. */
+  read(entry: TextEntry): string | null {
+    if (this.fd === null || entry.offset < 0) return null;
+    if (this.scratch.length < entry.bytes) this.scratch = Buffer.alloc(entry.bytes * 2);
+    try {
+      const read = fs.readSync(this.fd, this.scratch, 0, entry.bytes, entry.offset);
+      return read === entry.bytes ? this.scratch.toString('utf8', 0, entry.bytes) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Counts a removed text's bytes as waste; true when rewriting the live texts is due. */
+  release(entry: TextEntry): boolean {
+    if (entry.offset < 0 || this.fd === null) return false;
+    this.live -= entry.bytes;
+    this.waste += entry.bytes;
+    return this.waste > MIN_WASTE_BYTES && this.waste > this.live;
+  }
+
+  /**
+   * Copies the live texts into a new file, in the given order, and returns their new entries
+   * (null when that failed: the old file stays as it was).
+   */
+  rewrite(entries: readonly TextEntry[]): TextEntry[] | null {
+    if (this.fd === null || this.dir === null) return null;
+    const fd = openUnlinked(this.dir);
+    if (fd === null) return null;
+    const moved: TextEntry[] = [];
+    let end = 0;
+    try {
+      const batch: Buffer[] = [];
+      let batchBytes = 0;
+      const flush = () => {
+        writeAll(fd, batch, end - batchBytes);
+        batch.length = 0;
+        batchBytes = 0;
+      };
+      for (const entry of entries) {
+        if (entry.offset < 0) {
+          moved.push(entry);
+          continue;
+        }
+        const buffer = Buffer.alloc(entry.bytes);
+        if (fs.readSync(this.fd, buffer, 0, entry.bytes, entry.offset) !== entry.bytes) throw new Error('short read');
+        moved.push({ offset: end, bytes: entry.bytes });
+        batch.push(buffer);
+        end += entry.bytes;
+        batchBytes += entry.bytes;
+        if (batchBytes >= 1 << 20) flush();
+      }
+      flush();
+    } catch {
+      fs.closeSync(fd);
+      return null;
+    }
+    fs.closeSync(this.fd);
+    this.fd = fd;
+    this.end = end;
+    this.live = end;
+    this.waste = 0;
+    return moved;
+  }
+
+  close(): void {
+    if (this.fd === null) return;
+    fs.closeSync(this.fd);
+    this.fd = null;
+  }
+}
+
+function openUnlinked(dir: string): number | null {
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `contents-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    const fd = fs.openSync(file, 'wx+', 0o600);
+    try {
+      fs.unlinkSync(file);
+    } catch {
+      // A system that cannot unlink an open file (Windows) leaves it in the directory.
+    }
+    return fd;
+  } catch {
+    return null;
+  }
+}
+
+function writeAll(fd: number, buffers: Buffer[], position: number): void {
+  let at = position;
+  for (let i = 0; i < buffers.length; ) {
+    // writev takes at most IOV_MAX (1024) buffers and may write fewer bytes than asked.
+    const group = buffers.slice(i, i + 1024);
+    const want = group.reduce((n, b) => n + b.length, 0);
+    const wrote = fs.writevSync(fd, group, at);
+    if (wrote !== want) {
+      const rest = Buffer.concat(group).subarray(wrote);
+      let done = 0;
+      while (done < rest.length) done += fs.writeSync(fd, rest, done, rest.length - done, at + wrote + done);
+    }
+    at += want;
+    i += group.length;
+  }
+}
