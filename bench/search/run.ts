@@ -613,7 +613,7 @@ async function analyse(a: Analysis, pages: number, explain: boolean): Promise<Sq
   const parts: { name: string; fn: (i: number) => Promise<unknown> }[] = [
     { name: 'eligible documents, bucket=3 (filtered)', fn: () => eligibleDocumentIds(db, ws, filter) },
     { name: 'page changes since xmin (every scan)', fn: () => pageChangesSince(db, ws, xmin) },
-    { name: 'page contents of 10 results', fn: () => pageContents(db, someIds) },
+    { name: 'page contents of 10 (no content file)', fn: () => pageContents(db, someIds) },
   ];
   const timed: { name: string; ms: number }[] = [];
   for (const part of parts) timed.push({ name: part.name, ms: await timeMedian(15, part.fn) });

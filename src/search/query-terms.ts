@@ -2,13 +2,17 @@
 // as few statements as possible. PostgreSQL's parser takes a query of plain words (ASCII
 // letters, separated by whitespace, with sentence punctuation after a word) one word at a
 // time, and a word's lexeme does not depend on its neighbours: such a query's lexemes are
-// those of its words. Each word's lexeme (none for a stop word) and prior frequency are asked
-// once and kept, so a query of known words needs no statement at all. Any other text (digits,
-// hyphens, apostrophes, non-ASCII letters, addresses) is asked whole, and kept by its text.
+// those of its words. A word's lexeme comes from english-lexeme.ts, the configuration's
+// stemmer rewritten here, once the engine has been seen to agree with it on words that
+// exercise each of its rules (else from a statement, once per word), and its prior frequency
+// from the prior held in memory: a query of plain words needs no statement at all. Any other
+// text (digits, hyphens, apostrophes, non-ASCII letters, addresses) is asked whole, and kept
+// by its text.
 import type { Kysely } from 'kysely';
 import { LruMap } from '../lru.js';
 import type { Database } from '../store/schema.js';
-import { queryLexemes, wordLexemes } from '../store/pages.js';
+import { queryLexemes, wordLexemes, wordPrior } from '../store/pages.js';
+import { ENGLISH_STOP_WORDS, englishLexeme, type EnglishRules } from './english-lexeme.js';
 import { priorIdf, type QueryTerm } from './keyword-index.js';
 
 /** Whole query texts whose terms are kept (the prior and the configuration never change). */
@@ -23,6 +27,33 @@ const MAX_WORDS = 64;
 const MAX_WORD_LENGTH = 100;
 
 const PLAIN_TOKEN = /^[A-Za-z]*[.,;:!?]*$/;
+/** A word english-lexeme.ts takes. */
+const LOWER_WORD = /^[a-z]{1,100}$/;
+
+/**
+ * Words on which the engine's stemmer must agree with english-lexeme.ts before it is used:
+ * the stop words and words through each step's rules, exceptions and regions.
+ */
+const PROBE_WORDS = [
+  ...ENGLISH_STOP_WORDS,
+  ...'skis skies dying lying tying idly gently ugly early only singly sky news howe atlas cosmos bias andes inning innings outing canning herring earring proceed exceed succeed'.split(' '),
+  ...'generate generously communism communication arsenal arsenic past universe later emergency organ organization'.split(' '),
+  ...'caresses ponies ties cries gas gaps kiwis us bus consolidated feed agreed plastered bled motoring sing conflated troubled sized hopping tanned falling hissing fizzed failing filing luxuriated'.split(' '),
+  ...'cry by say crying happy enjoy yes youth boyish sayings'.split(' '),
+  ...'relational conditional valenci hesitanci digitizer conformabli radicalli differentli vileli analogousli vietnamization predication operator feudalism decisiveness hopefulness callousness formaliti sensitiviti sensibiliti archaeology fully carelessly'.split(' '),
+  ...'triplicate formative formalize electriciti electrical hopeful goodness'.split(' '),
+  ...'revival allowance inference airliner gyroscopic adjustable defensible irritant replacement adjustment dependent adoption homologou activate angulariti homologous effective bowdlerize'.split(' '),
+  ...'probate rate cease controll roll generation dyed spied eyed reply replied'.split(' '),
+  ...'add egg off inn bed sea ski added adding egging offed erred ebbing'.split(' '),
+];
+
+/** The stemmer's rules as the engine follows them, and the prior by lexeme. */
+interface Lexicon {
+  rules: EnglishRules;
+  prior: ReadonlyMap<string, number>;
+}
+
+type LexemeOf = (word: string, rules: EnglishRules) => string | null;
 
 /** The lower-cased words of a plain query, or null when the text is not one. */
 export function plainWords(text: string): string[] | null {
@@ -46,8 +77,14 @@ const knownOf = (lexemes: Lexeme[]): Known => lexemes[0] ?? null;
 export class QueryTermReader {
   private readonly texts = new LruMap<string, QueryTerm[]>(TEXTS_CACHED);
   private readonly words = new LruMap<string, Known>(WORDS_CACHED);
+  /** Once the engine agrees with english-lexeme.ts; null when it does not. */
+  private lexicon: Promise<Lexicon | null> | null = null;
 
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** The stemmer checked against the engine (tests give another to see it refused). */
+    private readonly lexemeOf: LexemeOf = englishLexeme,
+  ) {}
 
   async read(text: string): Promise<QueryTerm[]> {
     const kept = this.texts.get(text);
@@ -117,10 +154,44 @@ export class QueryTermReader {
    */
   private async ask(words: string[]): Promise<Map<string, Lexeme[]>> {
     const byWord = new Map<string, Lexeme[]>(words.map((w) => [w, []]));
-    for (const { word, lexeme, priorFrequency } of await wordLexemes(this.db, words)) {
-      if (lexeme !== null) byWord.get(word)!.push({ lexeme, priorFrequency });
+    const lexicon = await this.readLexicon();
+    const asked = lexicon ? words.filter((w) => !LOWER_WORD.test(w)) : words;
+    if (lexicon) {
+      for (const word of words) {
+        const lexeme = LOWER_WORD.test(word) ? this.lexemeOf(word, lexicon.rules) : null;
+        if (lexeme !== null) byWord.get(word)!.push({ lexeme, priorFrequency: lexicon.prior.get(lexeme) ?? null });
+      }
+    }
+    if (asked.length > 0) {
+      for (const { word, lexeme, priorFrequency } of await wordLexemes(this.db, asked)) {
+        if (lexeme !== null) byWord.get(word)!.push({ lexeme, priorFrequency });
+      }
     }
     for (const [word, rows] of byWord) if (rows.length <= 1) this.words.set(word, knownOf(rows));
     return byWord;
+  }
+
+  /**
+   * The engine's rules and the prior in memory, once the engine's lexemes of the probe words
+   * are english-lexeme.ts's under those rules (an engine with another stemmer version keeps to
+   * statements); read once per process, and again after a failed read.
+   */
+  private readLexicon(): Promise<Lexicon | null> {
+    this.lexicon ??= this.checkLexicon().catch(() => {
+      this.lexicon = null;
+      return null;
+    });
+    return this.lexicon;
+  }
+
+  private async checkLexicon(): Promise<Lexicon | null> {
+    const engine = new Map<string, string[]>(PROBE_WORDS.map((w) => [w, []]));
+    for (const { word, lexeme } of await wordLexemes(this.db, [...engine.keys()])) if (lexeme !== null) engine.get(word)!.push(lexeme);
+    const rules = { keepsLoneVowelDouble: engine.get('added')![0] === 'add' };
+    const agrees = [...engine].every(([word, lexemes]) => {
+      const mine = this.lexemeOf(word, rules);
+      return mine === null ? lexemes.length === 0 : lexemes.length === 1 && lexemes[0] === mine;
+    });
+    return agrees ? { rules, prior: await wordPrior(this.db) } : null;
   }
 }

@@ -159,6 +159,12 @@ export async function wordLexemes(db: Kysely<Database>, words: string[]): Promis
   return result.rows.map((r) => ({ word: r.word, lexeme: r.lexeme, priorFrequency: r.frequency === null ? null : Number(r.frequency) }));
 }
 
+/** The whole word-frequency prior (migration 0005): every lexeme with its frequency. */
+export async function wordPrior(db: Kysely<Database>): Promise<Map<string, number>> {
+  const result = await sql<{ lexeme: string; frequency: string }>`SELECT lexeme, frequency::text AS frequency FROM word_prior`.execute(db);
+  return new Map(result.rows.map((r) => [r.lexeme, Number(r.frequency)]));
+}
+
 export interface PageContent {
   id: number;
   document_id: number;
