@@ -71,20 +71,29 @@ export interface ClaimedTask {
   max_attempts: number;
 }
 
+/** The condition of a task of these kinds that a worker may claim now. */
+function runnable(kinds: string[]) {
+  return sql<boolean>`kind = ANY(${kinds}::text[]) AND (
+    (status IN ('PENDING', 'RETRYING') AND run_after <= clock_timestamp())
+    OR (status = 'PROCESSING' AND lease_until < clock_timestamp())
+  )`;
+}
+
 /**
  * Claims the next runnable task for `workerId`: pending, due for a retry, or processing
  * under a lease that expired (its worker died). SKIP LOCKED lets workers claim concurrently.
+ * An idle queue is found by a plain read first: an idle worker's poll then writes nothing, and
+ * on the embedded engine the page index's readers do not take it for a change to catch up with.
  */
 export async function claimTask(db: Db, workerId: string, kinds: string[], leaseMs: number): Promise<ClaimedTask | undefined> {
+  const waiting = await sql<{ one: number }>`SELECT 1 AS one FROM tasks WHERE ${runnable(kinds)} LIMIT 1`.execute(db);
+  if (waiting.rows.length === 0) return undefined;
   const result = await sql<ClaimedTask>`
     UPDATE tasks SET status = 'PROCESSING', attempts = attempts + 1, worker_id = ${workerId},
       lease_until = clock_timestamp() + ${leaseMs} * interval '1 millisecond', updated_at = clock_timestamp()
     WHERE identifier = (
       SELECT identifier FROM tasks
-      WHERE kind = ANY(${kinds}::text[]) AND (
-        (status IN ('PENDING', 'RETRYING') AND run_after <= clock_timestamp())
-        OR (status = 'PROCESSING' AND lease_until < clock_timestamp())
-      )
+      WHERE ${runnable(kinds)}
       ORDER BY run_after, created_at
       LIMIT 1
       FOR UPDATE SKIP LOCKED
