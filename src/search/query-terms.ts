@@ -45,6 +45,8 @@ const PROBE_WORDS = [
   ...'revival allowance inference airliner gyroscopic adjustable defensible irritant replacement adjustment dependent adoption homologou activate angulariti homologous effective bowdlerize'.split(' '),
   ...'probate rate cease controll roll generation dyed spied eyed reply replied'.split(' '),
   ...'add egg off inn bed sea ski added adding egging offed erred ebbing'.split(' '),
+  // Stems that later Snowball versions change: an engine with one of them fails the check.
+  ...'pasted geologist evening interest international'.split(' '),
 ];
 
 /** The stemmer's rules as the engine follows them, and the prior by lexeme. */

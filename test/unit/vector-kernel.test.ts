@@ -97,8 +97,20 @@ describe('vector scan kernel', () => {
     await expect(pool.scoreWith(matrix, randomUnit(8), undefined, () => 0)).rejects.toThrow(/dims/);
   });
 
+  it('scores small scans on the calling thread when the matrix has a slot for it, and on the workers when not', async () => {
+    for (const slots of [undefined, 2]) {
+      const { matrix, vectors } = filled(1536, 300, { slots });
+      const query = randomUnit(1536);
+      const rows = Int32Array.from({ length: 50 }, (_, i) => 299 - i * 3);
+      expectScores(await pool.score(matrix, query, rows), query, Array.from(rows, (r) => vectors[r]));
+      expectScores(await pool.scoreWith(matrix, query, undefined, (s) => s.slice()), query, vectors);
+      pool.release(matrix);
+    }
+  });
+
   it('lets other callbacks run between the readers of one shared pass', async () => {
-    const { matrix } = filled(1536, 500);
+    // No slot for the calling thread: the scans go to the workers, and share passes.
+    const { matrix } = filled(1536, 500, { slots: 2 });
     const order: string[] = [];
     // The first scan runs alone; the three that arrive meanwhile share the next pass.
     const first = pool.scoreWith(matrix, randomUnit(1536), undefined, () => order.push('first'));

@@ -16,7 +16,10 @@ export interface VectorMatrixOptions {
   capacity?: number;
   /** Hard cap on rows (default: as many as fit in 4 GiB of wasm32 memory). */
   maxRows?: number;
-  /** Threads that may scan this matrix at once, each owning a scratch slot (default: cores). */
+  /**
+   * Threads that may scan this matrix at once, each owning a scratch slot (default: cores + 1,
+   * a scan pool's workers and the thread that calls it).
+   */
   slots?: number;
 }
 
@@ -27,6 +30,8 @@ export interface MatrixLayout {
   stride: number;
   /** Queries a scratch slot holds. */
   queries: number;
+  /** Rows a thread scores per kernel call (CHUNK). */
+  chunk: number;
   /** Bytes per scratch slot: `queries` padded queries, then CHUNK row indices, then CHUNK scores per query. */
   slotBytes: number;
   /** Byte offset of row 0, after the slots. */
@@ -55,12 +60,12 @@ export class VectorMatrix {
   constructor(dims: number, opts: VectorMatrixOptions = {}) {
     if (!Number.isInteger(dims) || dims < 1) throw new RangeError(`dims must be a positive integer, got ${dims}`);
     this.dims = dims;
-    this.slots = opts.slots ?? availableParallelism();
+    this.slots = opts.slots ?? availableParallelism() + 1;
     if (!Number.isInteger(this.slots) || this.slots < 1) throw new RangeError(`slots must be a positive integer`);
     const stride = Math.ceil(dims / 16) * 64;
     const slotBytes = MAX_QUERIES * stride + CHUNK * 4 * (1 + MAX_QUERIES);
     const header = Math.ceil((this.slots * slotBytes) / 64) * 64;
-    this.layout = { dims, stride, queries: MAX_QUERIES, slotBytes, header };
+    this.layout = { dims, stride, queries: MAX_QUERIES, chunk: CHUNK, slotBytes, header };
     const fit = Math.floor((MAX_PAGES * PAGE - header) / stride);
     this.maxRows = Math.min(opts.maxRows ?? fit, fit);
     const capacity = Math.min(opts.capacity ?? 256, this.maxRows);

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
-import { CHUNK, kernelModule, MAX_QUERIES, type MatrixLayout, type VectorMatrix } from './matrix.js';
+import { kernelModule, MAX_QUERIES, type MatrixLayout, type VectorMatrix } from './matrix.js';
 
 /**
  * Below this many bytes per thread, splitting costs more than it saves: handing a part to a
@@ -12,12 +12,52 @@ const MIN_PART_BYTES = 8 << 20;
 /** Output buffers kept for reuse by scoreWith(). */
 const MAX_FREE_OUTPUTS = 8;
 
+/** What the scan kernel exports (scan.wat). */
+interface Kernel {
+  scan(query: number, rows: number, stride: number, n: number, out: number): void;
+  gather(query: number, header: number, stride: number, indices: number, n: number, out: number): void;
+}
+
+interface PartJob {
+  layout: MatrixLayout;
+  slot: number;
+  start: number;
+  end: number;
+  query: Float32Array;
+  /** The rows of positions [start, end), or none to score rows [start, end) themselves. */
+  rows?: Int32Array;
+  out: SharedArrayBuffer;
+}
+
+/**
+ * Scores positions [start, end) a chunk at a time through scratch slot `slot` (query, row
+ * indices, scores) and copies each chunk's scores out to position i of `out`. The workers run
+ * its text (so it refers to nothing outside itself), and the calling thread runs it for a scan
+ * too small to hand over.
+ */
+function scanPart({ exports, memory }: { exports: Kernel; memory: WebAssembly.Memory }, { layout, slot, start, end, query, rows, out }: PartJob): void {
+  const { stride, header, chunk } = layout;
+  const q = slot * layout.slotBytes, idx = q + layout.queries * stride, res = idx + chunk * 4;
+  const f32 = new Float32Array(memory.buffer);
+  const scores = new Float32Array(out);
+  f32.set(query, q / 4); // the padding after it is never written, so stays zero
+  for (let i = start; i < end; i += chunk) {
+    const n = Math.min(chunk, end - i);
+    if (rows) {
+      new Int32Array(memory.buffer, idx, n).set(rows.subarray(i - start, i - start + n));
+      exports.gather(q, header, stride, idx, n, res);
+    } else {
+      exports.scan(q, header + i * stride, stride, n, res);
+    }
+    scores.set(f32.subarray(res / 4, res / 4 + n), i);
+  }
+}
+
 // Plain script source, evaluated by the worker: the same text runs from dist/ and from
 // TypeScript under vitest or tsx, with no worker file to resolve. It must parse both
 // as CommonJS and as ESM (workers inherit --input-type), hence the dynamic import.
 // The wasm module arrives in workerData; a matrix's memory arrives with its first job.
 const WORKER_SOURCE = `
-const CHUNK = ${CHUNK};
 import('node:worker_threads').then(({ parentPort, workerData }) => {
   const kernels = new Map();
   parentPort.on('message', (job) => {
@@ -30,44 +70,26 @@ import('node:worker_threads').then(({ parentPort, workerData }) => {
         kernels.set(job.matrix, k);
       }
       if (job.nq) scanMulti(k, job);
-      else scan(k, job);
+      else scanPart(k, job);
       parentPort.postMessage({ job: job.job });
     } catch (err) {
       parentPort.postMessage({ job: job.job, error: String((err && err.stack) || err) });
     }
   });
 });
-// Scores positions [start, end) CHUNK at a time through this thread's scratch slot
-// (query, row indices, scores) and copies each chunk's scores out to the caller's buffer.
-function scan({ exports, memory }, { layout, slot, start, end, query, rows, out }) {
-  const { stride, header } = layout;
-  const q = slot * layout.slotBytes, idx = q + layout.queries * stride, res = idx + CHUNK * 4;
-  const f32 = new Float32Array(memory.buffer);
-  const scores = new Float32Array(out);
-  f32.set(query, q / 4); // the padding after it is never written, so stays zero
-  for (let i = start; i < end; i += CHUNK) {
-    const n = Math.min(CHUNK, end - i);
-    if (rows) {
-      new Int32Array(memory.buffer, idx, n).set(rows.subarray(i - start, i - start + n));
-      exports.gather(q, header, stride, idx, n, res);
-    } else {
-      exports.scan(q, header + i * stride, stride, n, res);
-    }
-    scores.set(f32.subarray(res / 4, res / 4 + n), i);
-  }
-}
+${scanPart.toString()}
 // Scores rows [start, end) against nq queries in one pass; query j's scores start at
 // j * total in the caller's buffer.
 function scanMulti({ exports, memory }, { layout, slot, start, end, query, nq, total, out }) {
-  const { stride, header, dims } = layout;
-  const q = slot * layout.slotBytes, res = q + layout.queries * stride + CHUNK * 4;
+  const { stride, header, dims, chunk } = layout;
+  const q = slot * layout.slotBytes, res = q + layout.queries * stride + chunk * 4;
   const f32 = new Float32Array(memory.buffer);
   const scores = new Float32Array(out);
   for (let j = 0; j < nq; j++) f32.set(query.subarray(j * dims, (j + 1) * dims), (q + j * stride) / 4);
-  for (let i = start; i < end; i += CHUNK) {
-    const n = Math.min(CHUNK, end - i);
-    exports.scan_multi(q, nq, header + i * stride, stride, n, res, CHUNK);
-    for (let j = 0; j < nq; j++) scores.set(f32.subarray(res / 4 + j * CHUNK, res / 4 + j * CHUNK + n), j * total + i);
+  for (let i = start; i < end; i += chunk) {
+    const n = Math.min(chunk, end - i);
+    exports.scan_multi(q, nq, header + i * stride, stride, n, res, chunk);
+    for (let j = 0; j < nq; j++) scores.set(f32.subarray(res / 4 + j * chunk, res / 4 + j * chunk + n), j * total + i);
   }
 }
 `;
@@ -76,21 +98,14 @@ function scanMulti({ exports, memory }, { layout, slot, start, end, query, nq, t
 // pools must not scan one matrix: each matrix has one owning pool at a time.
 const owners = new WeakMap<VectorMatrix, ScanPool>();
 
-interface Job {
+/** A part as a worker gets it: `query` holds `nq` queries one after another in a shared pass. */
+interface Job extends PartJob {
   job: number;
   matrix: number;
   memory?: WebAssembly.Memory;
-  layout: MatrixLayout;
-  slot: number;
-  start: number;
-  end: number;
-  /** One query, or `nq` of them one after another. */
-  query: Float32Array;
-  rows?: Int32Array;
   /** Queries scored in one pass, and the rows of the whole scan (the stride of their scores in `out`). */
   nq?: number;
   total?: number;
-  out: SharedArrayBuffer;
 }
 
 interface Reply {
@@ -117,7 +132,9 @@ export interface ScanPoolOptions {
 /**
  * Worker threads that score a VectorMatrix against a query, each taking a share of
  * the rows. Workers are unref'd while idle, so an open pool does not keep the
- * process alive; close() ends them. The event loop never runs the scan itself.
+ * process alive; close() ends them. The calling thread runs a scan itself only when it is
+ * one part (at most MIN_PART_BYTES, a few tenths of a millisecond) and the matrix has a
+ * scratch slot beyond the workers' (VectorMatrix's default).
  */
 export class ScanPool {
   readonly threads: number;
@@ -129,6 +146,8 @@ export class ScanPool {
   #failed: Error | undefined;
   #outputs: SharedArrayBuffer[] = [];
   #queues = new WeakMap<VectorMatrix, MatrixQueue>();
+  /** This thread's kernel instances, by matrix, for scans too small to hand to a worker. */
+  #local = new WeakMap<VectorMatrix, { exports: Kernel; memory: WebAssembly.Memory }>();
   // A matrix dropped without release() still frees its memory in the workers.
   #registry = new FinalizationRegistry<number>((id) => this.#detach(id));
 
@@ -158,10 +177,12 @@ export class ScanPool {
    * search then allocates no scores, whose churn of large buffers grows the process's memory.
    * Scans of every row that arrive while one of the same matrix runs wait for it and then go
    * together, up to MAX_QUERIES in one pass: the pass costs about what one scan costs, since a
-   * scan is bound by memory bandwidth, not arithmetic.
+   * scan is bound by memory bandwidth, not arithmetic. A scan small enough to run on the
+   * calling thread runs there at once.
    */
   async scoreWith<T>(matrix: VectorMatrix, query: Float32Array, rows: Int32Array | undefined, use: (scores: Float32Array) => T): Promise<T> {
-    if (!rows) {
+    const n = rows ? rows.length : matrix.rows;
+    if (!rows && !this.#scansHere(matrix, n)) {
       this.#check(matrix, query, undefined);
       return new Promise<T>((resolve, reject) => {
         let queue = this.#queues.get(matrix);
@@ -180,11 +201,11 @@ export class ScanPool {
         if (!queue.running) void this.#drain(matrix, queue);
       });
     }
-    const out = this.#acquire(rows.length * 4);
+    const out = this.#acquire(n * 4);
     // After a failed scan another part may still be writing: that buffer is not reused.
     await this.#scan(matrix, query, rows, out);
     try {
-      return use(new Float32Array(out, 0, rows.length));
+      return use(new Float32Array(out, 0, n));
     } finally {
       this.#release(out);
     }
@@ -219,7 +240,7 @@ export class ScanPool {
     const n = matrix.rows;
     const all = new Float32Array(queries.length * matrix.dims);
     queries.forEach((q, j) => all.set(q, j * matrix.dims));
-    const parts = Math.min(this.threads, matrix.slots, Math.ceil((n * matrix.layout.stride) / MIN_PART_BYTES));
+    const parts = this.#parts(matrix, n);
     const jobs: Promise<void>[] = [];
     for (let p = 0; p < parts; p++) {
       const start = Math.floor((n * p) / parts);
@@ -268,7 +289,11 @@ export class ScanPool {
   async #scan(matrix: VectorMatrix, query: Float32Array, rows: Int32Array | undefined, out: SharedArrayBuffer): Promise<void> {
     this.#check(matrix, query, rows);
     const n = rows ? rows.length : matrix.rows;
-    const parts = Math.min(this.threads, matrix.slots, Math.ceil((n * matrix.layout.stride) / MIN_PART_BYTES));
+    if (this.#scansHere(matrix, n)) {
+      scanPart(this.#kernelOf(matrix), { layout: matrix.layout, slot: this.threads, start: 0, end: n, query, rows, out });
+      return;
+    }
+    const parts = this.#parts(matrix, n);
     const q = query.slice(); // posting a view would copy its whole buffer
     const jobs: Promise<void>[] = [];
     for (let p = 0; p < parts; p++) {
@@ -278,6 +303,28 @@ export class ScanPool {
       jobs.push(this.#post(p, matrix, { layout: matrix.layout, slot: p, start, end, query: q, rows: part, out }));
     }
     await Promise.all(jobs);
+  }
+
+  #parts(matrix: VectorMatrix, rows: number): number {
+    return Math.min(this.threads, matrix.slots, Math.ceil((rows * matrix.layout.stride) / MIN_PART_BYTES));
+  }
+
+  /**
+   * Whether a scan of `rows` rows runs on the calling thread: one part, and a slot of the
+   * matrix beyond the workers'. Handing it over (a message, a thread's wake-up, the answer's)
+   * would cost about what scanning it does, 0.1-0.5 ms, and it keeps the event loop no longer.
+   */
+  #scansHere(matrix: VectorMatrix, rows: number): boolean {
+    return this.#parts(matrix, rows) === 1 && matrix.slots > this.threads;
+  }
+
+  #kernelOf(matrix: VectorMatrix): { exports: Kernel; memory: WebAssembly.Memory } {
+    let kernel = this.#local.get(matrix);
+    if (!kernel) {
+      const { exports } = new WebAssembly.Instance(kernelModule, { env: { memory: matrix.memory } });
+      this.#local.set(matrix, (kernel = { exports: exports as unknown as Kernel, memory: matrix.memory }));
+    }
+    return kernel;
   }
 
   /** Lets the workers drop their instance of `matrix` (and their hold on its memory). */
