@@ -127,9 +127,20 @@ export class ContentFile {
   }
 }
 
+/** Makes `dir` and its missing parents one by one: Node's recursive mkdirSync never returns for some paths (under /proc). */
+function makeDir(dir: string): void {
+  const parent = path.dirname(dir);
+  if (parent !== dir && !fs.existsSync(parent)) makeDir(parent);
+  try {
+    fs.mkdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
 function openUnlinked(dir: string): number | null {
   try {
-    fs.mkdirSync(dir, { recursive: true });
+    makeDir(dir);
     const file = path.join(dir, `contents-${process.pid}-${Math.random().toString(36).slice(2)}`);
     const fd = fs.openSync(file, 'wx+', 0o600);
     try {

@@ -1,5 +1,6 @@
 // The rows a filter's documents select follow every change of the workspace's pages, also when
 // the same set of documents is asked again (the page index keeps a filter's set while it holds).
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,7 +60,9 @@ describe('WorkspacePages.pageAt', () => {
   };
 
   it('reads each page back from the content file through additions, removals, slot compaction and a rewrite of the file', () => {
-    const ws = new WorkspacePages(os.tmpdir());
+    // Its directory and the missing parents are made.
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-contents-'));
+    const ws = new WorkspacePages(path.join(root, 'data', 'index'));
     const expected = new Map<number, string>();
     // 3,000 pages of 8 KB of non-ASCII text (24 MB): removing most of them outweighs the rest and rewrites the file.
     const text = (id: number) => `é ${id} ${'ü'.repeat(4000)} ${id}`;
@@ -76,11 +79,14 @@ describe('WorkspacePages.pageAt', () => {
     expect(differing(ws, expected)).toEqual([]);
     ws.close();
     expect(ws.pageAt(ws.slotOf.get(5000)!).content).toBeNull();
+    // The file was unlinked as soon as it was open.
+    expect(fs.readdirSync(path.join(root, 'data', 'index'))).toEqual([]);
+    fs.rmSync(root, { recursive: true, force: true });
   });
 
   it('keeps no contents without a directory, or when the directory cannot be made', () => {
-    // A directory under a file cannot be made.
-    for (const dir of [null, path.join(fileURLToPath(import.meta.url), 'contents')]) {
+    // A directory under a file cannot be made, nor one in /proc (where Node's recursive mkdir never returns).
+    for (const dir of [null, path.join(fileURLToPath(import.meta.url), 'contents'), '/proc/folio-contents/index']) {
       const ws = new WorkspacePages(dir);
       ws.addAll([page(1, 1, true, 'some text')]);
       expect(ws.pageAt(ws.slotOf.get(1)!)).toEqual({ pageId: 1, documentId: 1, pageNumber: 1, content: null });
