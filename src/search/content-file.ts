@@ -39,21 +39,25 @@ export class ContentFile {
 
   /** Appends the texts in one write; on a failed write (a full disk) the file is given up. */
   append(texts: readonly string[]): TextEntry[] {
-    const buffers = texts.map((t) => Buffer.from(t, 'utf8'));
+    const lengths = texts.map((t) => Buffer.byteLength(t, 'utf8'));
     if (this.fd !== null) {
+      // One buffer for the batch: hundreds of small ones would each be an allocation of their own.
+      const batch = Buffer.allocUnsafe(lengths.reduce((n, b) => n + b, 0));
+      let at = 0;
+      texts.forEach((t, i) => (at += batch.write(t, at, lengths[i], 'utf8')));
       try {
-        writeAll(this.fd, buffers, this.end);
-        return buffers.map((b) => {
-          const entry = { offset: this.end, bytes: b.length };
-          this.end += b.length;
-          this.live += b.length;
+        writeAll(this.fd, batch, this.end);
+        return lengths.map((bytes) => {
+          const entry = { offset: this.end, bytes };
+          this.end += bytes;
+          this.live += bytes;
           return entry;
         });
       } catch {
         this.close();
       }
     }
-    return buffers.map((b) => ({ offset: -1, bytes: b.length }));
+    return lengths.map((bytes) => ({ offset: -1, bytes }));
   }
 
   /** The text at `entry`, or null when the file holds none there. */
@@ -90,7 +94,7 @@ export class ContentFile {
       const batch: Buffer[] = [];
       let batchBytes = 0;
       const flush = () => {
-        writeAll(fd, batch, end - batchBytes);
+        writeAll(fd, Buffer.concat(batch), end - batchBytes);
         batch.length = 0;
         batchBytes = 0;
       };
@@ -99,7 +103,7 @@ export class ContentFile {
           moved.push(entry);
           continue;
         }
-        const buffer = Buffer.alloc(entry.bytes);
+        const buffer = Buffer.allocUnsafe(entry.bytes);
         if (fs.readSync(this.fd, buffer, 0, entry.bytes, entry.offset) !== entry.bytes) throw new Error('short read');
         moved.push({ offset: end, bytes: entry.bytes });
         batch.push(buffer);
@@ -154,19 +158,7 @@ function openUnlinked(dir: string): number | null {
   }
 }
 
-function writeAll(fd: number, buffers: Buffer[], position: number): void {
-  let at = position;
-  for (let i = 0; i < buffers.length; ) {
-    // writev takes at most IOV_MAX (1024) buffers and may write fewer bytes than asked.
-    const group = buffers.slice(i, i + 1024);
-    const want = group.reduce((n, b) => n + b.length, 0);
-    const wrote = fs.writevSync(fd, group, at);
-    if (wrote !== want) {
-      const rest = Buffer.concat(group).subarray(wrote);
-      let done = 0;
-      while (done < rest.length) done += fs.writeSync(fd, rest, done, rest.length - done, at + wrote + done);
-    }
-    at += want;
-    i += group.length;
-  }
+/** Writes all of `buffer` at `position` (a write may take fewer bytes than asked). */
+function writeAll(fd: number, buffer: Buffer, position: number): void {
+  for (let done = 0; done < buffer.length; ) done += fs.writeSync(fd, buffer, done, buffer.length - done, position + done);
 }
