@@ -32,11 +32,6 @@ export class ContentFile {
     return new ContentFile(dir === null ? null : openUnlinked(dir), dir);
   }
 
-  /** Whether texts are kept (else every entry has offset -1 and callers read the store). */
-  get usable(): boolean {
-    return this.fd !== null;
-  }
-
   /** Appends the texts in one write; on a failed write (a full disk) the file is given up. */
   append(texts: readonly string[]): TextEntry[] {
     const lengths = texts.map((t) => Buffer.byteLength(t, 'utf8'));
