@@ -41,21 +41,17 @@ export interface EligibleFilter {
   read(): Promise<ReadonlySet<number>>;
 }
 
-export interface RankedPage extends SlotPage {
+interface RankedScores {
   relevance: number;
   semantic: number;
   keyword: number;
 }
 
-interface RankedSlot {
-  relevance: number;
-  semantic: number;
-  keyword: number;
-}
+export interface RankedPage extends SlotPage, RankedScores {}
 
 /** The best pages' scores and their slots, valid while the gate is held. */
 interface RankedCandidates {
-  results: RankedSlot[];
+  results: RankedScores[];
   slots: number[];
 }
 
