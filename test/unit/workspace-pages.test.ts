@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { EMBEDDING_DIMENSIONS } from '../../src/search/vectors.js';
 import { WorkspacePages } from '../../src/search/workspace-pages.js';
 
@@ -62,6 +62,8 @@ describe('WorkspacePages.pageAt', () => {
   it('reads each page back from the content file through additions, removals, slot compaction and a rewrite of the file', () => {
     // Its directory and the missing parents are made.
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-contents-'));
+    // Files opened: the content file, then the one it is rewritten into.
+    const opened = vi.spyOn(fs, 'openSync');
     const ws = new WorkspacePages(path.join(root, 'data', 'index'));
     const expected = new Map<number, string>();
     // 3,000 pages of 8 KB of non-ASCII text (24 MB): removing most of them outweighs the rest and rewrites the file.
@@ -74,6 +76,8 @@ describe('WorkspacePages.pageAt', () => {
       ws.remove(id);
       expected.delete(id);
     }
+    expect(opened).toHaveBeenCalledTimes(2);
+    opened.mockRestore();
     ws.addAll([page(5000, 1, true, 'late page, after the rewrite')]);
     expected.set(5000, `${5000 % 7}:late page, after the rewrite`);
     expect(differing(ws, expected)).toEqual([]);
