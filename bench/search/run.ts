@@ -4,7 +4,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -142,8 +142,8 @@ interface Modules {
 
 interface CodeTree {
   label: string;
-  /** Node arguments that start `folio serve`. */
-  serve: string[];
+  /** The command that starts `folio serve`: the tree's own bin/folio (its memory settings), or node through tsx. */
+  serve: { command: string; args: string[] };
   modules: Modules;
 }
 
@@ -176,37 +176,39 @@ async function loadModules(file: (module: string) => string): Promise<Modules> {
 
 async function prepareCode(): Promise<CodeTree> {
   const mode = args.server!;
-  const built = async (dir: string, label: string): Promise<CodeTree> => ({
+  // A tree as users run it: bin/folio beside dist/.
+  const built = async (root: string, label: string): Promise<CodeTree> => ({
     label,
-    serve: [path.join(dir, 'main.js'), 'serve'],
-    modules: await loadModules((m) => path.join(dir, `${m}.js`)),
+    serve: { command: path.join(root, 'bin/folio'), args: ['serve'] },
+    modules: await loadModules((m) => path.join(root, 'dist', `${m}.js`)),
   });
   if (mode === 'tsx') {
     return {
-      label: 'src/ through tsx',
-      serve: ['--import', 'tsx', 'src/main.ts', 'serve'],
+      label: 'src/ through tsx (without bin/folio\'s memory settings)',
+      serve: { command: process.execPath, args: ['--import', 'tsx', 'src/main.ts', 'serve'] },
       modules: await loadModules((m) => path.join(ROOT, 'src', `${m}.ts`)),
     };
   }
-  if (mode === 'dist') return built(path.join(ROOT, 'dist'), 'dist/ as built');
-  const dirty = git('status', '--porcelain', '--', 'src').length > 0;
+  if (mode === 'dist') return built(ROOT, 'dist/ as built');
+  const dirty = git('status', '--porcelain', '--', 'src', 'bin').length > 0;
   if (mode === 'worktree' || mode === 'auto') {
-    const outDir = path.join(CACHE_DIR, 'worktree');
+    const root = path.join(CACHE_DIR, 'worktree');
     log('compiling the working tree');
-    const errors = tsc('tsconfig.build.json', outDir);
+    const errors = tsc('tsconfig.build.json', path.join(root, 'dist'));
     if (errors === null || mode === 'worktree') {
       if (errors) log(`tsc reported errors (running what it emitted):\n${errors.slice(0, 2000)}`);
-      return built(outDir, `working tree${dirty ? ' (uncommitted src changes)' : ''} at ${git('rev-parse', '--short', 'HEAD')}`);
+      await cp(path.join(ROOT, 'bin'), path.join(root, 'bin'), { recursive: true });
+      return built(root, `working tree${dirty ? ' (uncommitted changes)' : ''} at ${git('rev-parse', '--short', 'HEAD')}`);
     }
     log(`the working tree does not compile cleanly (others' edits in progress?); measuring HEAD instead:\n${errors.slice(0, 600)}`);
   }
   const dir = path.join(CACHE_DIR, 'head');
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  execFileSync('sh', ['-c', 'git archive HEAD src tsconfig.json tsconfig.build.json | tar -x -C "$0"', dir], { cwd: ROOT });
+  execFileSync('sh', ['-c', 'git archive HEAD src bin tsconfig.json tsconfig.build.json | tar -x -C "$0"', dir], { cwd: ROOT });
   const errors = tsc(path.join(dir, 'tsconfig.build.json'), path.join(dir, 'dist'));
   if (errors) log(`tsc reported errors in HEAD (running what it emitted):\n${errors.slice(0, 2000)}`);
-  return built(path.join(dir, 'dist'), `HEAD ${git('rev-parse', '--short', 'HEAD')}${dirty ? ' (the working tree has uncommitted src changes, not measured)' : ''}`);
+  return built(dir, `HEAD ${git('rev-parse', '--short', 'HEAD')}${dirty ? ' (the working tree has uncommitted changes, not measured)' : ''}`);
 }
 
 let code: CodeTree;
@@ -214,11 +216,12 @@ const mod = (): Modules => code.modules;
 
 async function startServer(env: Record<string, string>, profileDir: string | null): Promise<Server> {
   const port = await freePort();
-  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = spawn(process.execPath, [...nodeArgs, ...code.serve], {
+  const profile = profileDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${profileDir}`.trim() } : {};
+  const child = spawn(code.serve.command, code.serve.args, {
     cwd: ROOT,
     env: {
       ...process.env,
+      ...profile,
       ...env,
       PORT: String(port),
       HOST: '127.0.0.1',
