@@ -216,12 +216,14 @@ const mod = (): Modules => code.modules;
 
 async function startServer(env: Record<string, string>, profileDir: string | null): Promise<Server> {
   const port = await freePort();
-  const profile = profileDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${profileDir}`.trim() } : {};
-  const child = spawn(code.serve.command, code.serve.args, {
+  const profileFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  // bin/folio takes node's flags from FOLIO_NODE_FLAGS (--cpu-prof may not be in NODE_OPTIONS).
+  const viaNode = code.serve.command === process.execPath;
+  const child = spawn(code.serve.command, viaNode ? [...profileFlags, ...code.serve.args] : code.serve.args, {
     cwd: ROOT,
     env: {
       ...process.env,
-      ...profile,
+      ...(viaNode ? {} : { FOLIO_NODE_FLAGS: profileFlags.join(' ') }),
       ...env,
       PORT: String(port),
       HOST: '127.0.0.1',

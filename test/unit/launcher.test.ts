@@ -69,6 +69,11 @@ describe('bin/folio', () => {
     expect(started.newSpace).toBeGreaterThan(8 * 2 ** 20);
   });
 
+  it('adds the flags in FOLIO_NODE_FLAGS to node\'s command line', async () => {
+    const started = await run(path.join(dir, 'bin/folio'), ['serve'], { FOLIO_NODE_FLAGS: '--stack-size=2000 --no-warnings' });
+    expect(started.execArgv).toEqual(['--max-semi-space-size=4', '--stack-size=2000', '--no-warnings']);
+  });
+
   it('finds dist/ when run through the symlink npm makes', async () => {
     const started = await run(path.join(dir, 'node_modules/.bin/folio'), ['--version']);
     expect(started).toMatchObject({ argv: ['--version'], arenas: '1' });
