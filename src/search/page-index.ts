@@ -94,8 +94,9 @@ export class PageIndex {
   private readonly workspaces = new Map<number, Promise<WorkspacePages>>();
   private readonly loaded = new Set<WorkspacePages>();
   private readonly eligible = new LruMap<string, EligibleDocuments>(FILTERS_CACHED);
-  /** Scratch for rank(), which runs synchronously: one buffer serves every search. */
+  /** Scratch for rank(), which runs synchronously: one pair of buffers serves every search. */
   private relevance = new Float64Array(0);
+  private keywordScores = new Float64Array(0);
   private readonly terms: QueryTermReader;
 
   constructor(
@@ -165,7 +166,7 @@ export class PageIndex {
   /**
    * The best candidates, by position: first the scanned rows (every row, or `rows`), then
    * keyword hits outside them. Runs synchronously while `cosines` (a pooled buffer) is valid,
-   * in a relevance buffer kept for the next search.
+   * in relevance and keyword buffers kept for the next search.
    */
   private rank(
     ws: WorkspacePages,
@@ -176,31 +177,36 @@ export class PageIndex {
   ): RankedCandidates {
     const { alpha } = q;
     const scanned = cosines ? cosines.length : 0;
-    const keyword = new Map<number, number>();
+    // Each keyword hit's position: its scanned row's, or one of its own after the scanned rows.
     const extra: number[] = [];
-    const at = (slot: number): number | undefined => {
-      const row = ws.slotRow[slot];
-      if (!cosines || row < 0) return undefined;
-      return rows ? positionIn(rows, row) : row;
-    };
-    const positions = hits.slots.map((slot) => at(slot) ?? scanned + extra.push(slot) - 1);
+    const positions = new Int32Array(hits.slots.length);
+    for (let h = 0; h < positions.length; h++) {
+      const slot = hits.slots[h];
+      const row = cosines ? ws.slotRow[slot] : -1;
+      const at = row < 0 ? undefined : rows ? positionIn(rows, row) : row;
+      positions[h] = at ?? scanned + extra.push(slot) - 1;
+    }
     const n = scanned + extra.length;
-    if (this.relevance.length < n) this.relevance = new Float64Array(Math.ceil(n * 1.25));
+    if (this.relevance.length < n) {
+      this.relevance = new Float64Array(Math.ceil(n * 1.25));
+      this.keywordScores = new Float64Array(this.relevance.length);
+    }
     const relevance = this.relevance.subarray(0, n);
+    const keyword = this.keywordScores.subarray(0, n).fill(0);
     for (let i = 0; i < scanned; i++) relevance[i] = alpha * semanticScore(cosines![i]);
     relevance.fill(0, scanned);
-    positions.forEach((p, h) => {
-      const score = keywordScore(hits.ranks[h]);
-      keyword.set(p, score);
-      relevance[p] = alpha * (p < scanned ? semanticScore(cosines![p]) : 0) + (1 - alpha) * score;
-    });
+    for (let h = 0; h < positions.length; h++) {
+      const p = positions[h];
+      keyword[p] = keywordScore(hits.ranks[h]);
+      relevance[p] = alpha * (p < scanned ? semanticScore(cosines![p]) : 0) + (1 - alpha) * keyword[p];
+    }
     const slotAt = (i: number) => (i < scanned ? ws.rowSlot[rows ? rows[i] : i] : extra[i - scanned]);
     const best = Array.from(topK(relevance, q.k, (i) => ws.slotPage[slotAt(i)])).filter((i) => relevance[i] > q.minRelevance);
     return {
       results: best.map((i) => ({
         relevance: relevance[i],
         semantic: i < scanned ? semanticScore(cosines![i]) : 0,
-        keyword: keyword.get(i) ?? 0,
+        keyword: keyword[i],
       })),
       slots: best.map(slotAt),
     };

@@ -108,6 +108,17 @@ describe('vector scan kernel', () => {
     }
   });
 
+  it('scores a scan of given rows in two parts, the first on the calling thread when the matrix has a slot for it', async () => {
+    // 3,000 rows of 6 KiB: two parts of about 9 MiB, small enough for the calling thread to take one.
+    for (const slots of [undefined, 2]) {
+      const { matrix, vectors } = filled(1536, 3200, { slots });
+      const query = randomUnit(1536);
+      const rows = Int32Array.from({ length: 3000 }, (_, i) => 3199 - i);
+      expectScores(await pool.score(matrix, query, rows), query, Array.from(rows, (r) => vectors[r]));
+      pool.release(matrix);
+    }
+  });
+
   it('lets other callbacks run between the readers of one shared pass', async () => {
     // No slot for the calling thread: the scans go to the workers, and share passes.
     const { matrix } = filled(1536, 500, { slots: 2 });

@@ -9,6 +9,11 @@ import { kernelModule, MAX_QUERIES, type MatrixLayout, type VectorMatrix } from 
  * over HTTP on a 2-core machine, about what one thread takes to scan 8 MiB.
  */
 const MIN_PART_BYTES = 8 << 20;
+/**
+ * Parts up to this size the calling thread scans one of itself (0.5-1 ms of its event loop)
+ * while the workers scan the rest: one hand-off fewer. Larger parts all go to the workers.
+ */
+const MAX_HERE_PART_BYTES = 2 * MIN_PART_BYTES;
 /** Output buffers kept for reuse by scoreWith(). */
 const MAX_FREE_OUTPUTS = 8;
 
@@ -132,9 +137,10 @@ export interface ScanPoolOptions {
 /**
  * Worker threads that score a VectorMatrix against a query, each taking a share of
  * the rows. Workers are unref'd while idle, so an open pool does not keep the
- * process alive; close() ends them. The calling thread runs a scan itself only when it is
- * one part (at most MIN_PART_BYTES, a few tenths of a millisecond) and the matrix has a
- * scratch slot beyond the workers' (VectorMatrix's default).
+ * process alive; close() ends them. The calling thread takes a share itself only when the
+ * matrix has a scratch slot beyond the workers' (VectorMatrix's default): a whole scan of one
+ * part (at most MIN_PART_BYTES, a few tenths of a millisecond), or the first part of a scan
+ * of given rows whose parts are at most MAX_HERE_PART_BYTES.
  */
 export class ScanPool {
   readonly threads: number;
@@ -289,20 +295,27 @@ export class ScanPool {
   async #scan(matrix: VectorMatrix, query: Float32Array, rows: Int32Array | undefined, out: SharedArrayBuffer): Promise<void> {
     this.#check(matrix, query, rows);
     const n = rows ? rows.length : matrix.rows;
-    if (this.#scansHere(matrix, n)) {
-      scanPart(this.#kernelOf(matrix), { layout: matrix.layout, slot: this.threads, start: 0, end: n, query, rows, out });
-      return;
-    }
     const parts = this.#parts(matrix, n);
+    const here = matrix.slots > this.threads && (n * matrix.layout.stride) / parts <= MAX_HERE_PART_BYTES;
     const q = query.slice(); // posting a view would copy its whole buffer
     const jobs: Promise<void>[] = [];
-    for (let p = 0; p < parts; p++) {
+    for (let p = here ? 1 : 0; p < parts; p++) {
       const start = Math.floor((n * p) / parts);
       const end = Math.floor((n * (p + 1)) / parts);
       const part = rows?.slice(start, end);
       jobs.push(this.#post(p, matrix, { layout: matrix.layout, slot: p, start, end, query: q, rows: part, out }));
     }
-    await Promise.all(jobs);
+    const posted = Promise.all(jobs);
+    if (here) {
+      const end = Math.floor(n / parts);
+      try {
+        scanPart(this.#kernelOf(matrix), { layout: matrix.layout, slot: this.threads, start: 0, end, query, rows: rows?.subarray(0, end), out });
+      } catch (error) {
+        await posted.catch(() => undefined);
+        throw error;
+      }
+    }
+    await posted;
   }
 
   #parts(matrix: VectorMatrix, rows: number): number {
