@@ -2,7 +2,7 @@
 // indexes (embedding and tsvector), a query's lexemes, and the contents of results.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import { decodeEmbedding } from './documents.js';
+import { EMBEDDING_TEXT, decodeEmbeddings } from './documents.js';
 
 export interface PageChange {
   kind: 'insert' | 'delete';
@@ -58,24 +58,25 @@ export async function pageChangesSince(db: Kysely<Database>, workspaceId: number
   return { xmin: result.rows[0].xmin, changes, documentsChanged: result.rows[0].documents_changed };
 }
 
-const indexedColumns = ['id', 'document_id', 'page_number', 'content', 'embedding', sql<string>`tsv::text`.as('tsv')] as const;
+const indexedColumns = ['id', 'document_id', 'page_number', 'content', sql<string | null>`${sql.raw(EMBEDDING_TEXT)}`.as('embedding'), sql<string>`tsv::text`.as('tsv')] as const;
 
-function indexedPage(r: { id: number; document_id: number; page_number: number; content: string; embedding: Buffer | null; tsv: string }): IndexedPage {
-  return {
+function toIndexedPages(rows: { id: number; document_id: number; page_number: number; content: string; embedding: string | null; tsv: string }[]): IndexedPage[] {
+  const embeddings = decodeEmbeddings(rows.map((r) => r.embedding));
+  return rows.map((r, i) => ({
     id: r.id,
     documentId: r.document_id,
     pageNumber: r.page_number,
     content: r.content,
-    embedding: r.embedding ? decodeEmbedding(r.embedding) : null,
+    embedding: embeddings[i],
     tsv: r.tsv,
-  };
+  }));
 }
 
 export async function indexedPages(db: Kysely<Database>, pageIds: number[]): Promise<IndexedPage[]> {
   const out: IndexedPage[] = [];
   for (let i = 0; i < pageIds.length; i += 1000) {
     const rows = await db.selectFrom('pages').select(indexedColumns).where('id', 'in', pageIds.slice(i, i + 1000)).orderBy('id').execute();
-    for (const r of rows) out.push(indexedPage(r));
+    out.push(...toIndexedPages(rows));
   }
   return out;
 }
@@ -109,7 +110,7 @@ export async function loadIndexedPages(
           .limit(500)
           .execute();
         if (rows.length === 0) break;
-        onBatch(Number(count), rows.map(indexedPage));
+        onBatch(Number(count), toIndexedPages(rows));
         after = rows[rows.length - 1].id;
       }
       return xmin;

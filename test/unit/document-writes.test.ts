@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertEmbeddedDocuments, insertEmbeddedDocumentsUnwatched, type EmbeddedDocument } from '../../src/store/document-writes.js';
-import { decodeEmbedding } from '../../src/store/documents.js';
 import { insertWebhook } from '../../src/store/webhooks.js';
 import { ensureWorkspace } from '../../src/store/workspaces.js';
 import { ENGINES, openTestStore, type TestStore } from '../helpers/stores.js';
@@ -66,7 +65,7 @@ describe.each(ENGINES)('embedded documents written in one statement (%s)', (engi
     const pageIndex = new Map(pages.map((p, i) => [p.id, i]));
     return {
       documents: docs.map((d) => ({ ...d, id: docIndex(d.id), file_path: '', task_identifier: '', created_at: null, updated_at: null, txid: null })),
-      pages: pages.map((p) => ({ ...p, id: null, document_id: docIndex(p.document_id), embedding: p.embedding ? Array.from(decodeEmbedding(p.embedding)) : null })),
+      pages: pages.map((p) => ({ ...p, id: null, document_id: docIndex(p.document_id), embedding: p.embedding ? Array.from(new Float32Array(new Uint8Array(p.embedding).buffer)) : null })),
       paragraphs: paragraphs.map((p) => ({ ...p, page_id: pageIndex.get(p.page_id), sentence_ids: p.sentence_ids.length })),
       tasks: tasks.map((t) => ({ ...t, identifier: '', document_id: docIndex(t.document_id!) })),
       sentenceIds: paragraphs.flatMap((p) => p.sentence_ids.map(Number)),

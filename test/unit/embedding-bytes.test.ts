@@ -1,21 +1,27 @@
-// Stored embedding bytes decode to the vector encoded, whether the bytes start on a 4-byte
-// boundary (a view of them) or not (a copy).
+// Stored embeddings read as base64 text (as PostgreSQL's encode(embedding, 'base64') writes it,
+// lines of 76 characters) decode to the vectors encoded, all into one buffer.
 import { describe, expect, it } from 'vitest';
-import { decodeEmbedding, encodeEmbedding } from '../../src/store/documents.js';
+import { decodeEmbeddings, encodeEmbedding } from '../../src/store/documents.js';
 
-describe('embedding bytes', () => {
-  const vector = Float32Array.from({ length: 1536 }, (_, i) => Math.sin(i) * 1e3 + 1 / (i + 1));
+/** PostgreSQL's base64: standard alphabet, a newline after every 76 characters. */
+function postgresBase64(bytes: Buffer): string {
+  return bytes.toString('base64').replace(/.{76}(?=.)/g, '$&\n');
+}
 
-  it('decode to the encoded vector from an aligned buffer of their own', () => {
-    const bytes = Buffer.from(encodeEmbedding(vector).toString('hex'), 'hex');
-    expect(bytes.byteOffset % 4).toBe(0);
-    expect(decodeEmbedding(bytes)).toEqual(vector);
+describe('embedding text', () => {
+  const vectors = [1, 2, 3].map((k) => Float32Array.from({ length: 1536 }, (_, i) => Math.sin(i * k) * 1e3 + 1 / (i + 1)));
+
+  it('decodes rows with and without embeddings to the encoded vectors, views of one buffer', () => {
+    const texts = [vectors[0], null, vectors[1], vectors[2]].map((v) => (v ? postgresBase64(encodeEmbedding(v)) : null));
+    expect(texts[0]).toContain('\n');
+    const decoded = decodeEmbeddings(texts);
+    expect(decoded).toEqual([vectors[0], null, vectors[1], vectors[2]]);
+    const buffers = new Set(decoded.filter((v) => v !== null).map((v) => v!.buffer));
+    expect(buffers.size).toBe(1);
   });
 
-  it('decode to the encoded vector from bytes at an odd offset', () => {
-    const padded = Buffer.concat([Buffer.from([7]), encodeEmbedding(vector)]);
-    const bytes = padded.subarray(1);
-    expect(bytes.byteOffset % 4).not.toBe(0);
-    expect(decodeEmbedding(bytes)).toEqual(vector);
+  it('refuses bytes that are not float32', () => {
+    expect(() => decodeEmbeddings([postgresBase64(Buffer.alloc(10))])).toThrow(/10 bytes is not float32/);
+    expect(decodeEmbeddings([])).toEqual([]);
   });
 });

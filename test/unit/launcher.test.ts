@@ -51,10 +51,10 @@ describe('bin/folio', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('starts dist/main.js with one malloc arena, a fixed trim threshold and a 4 MiB semi-space, passing the arguments through', async () => {
+  it('starts dist/main.js with one malloc arena, a fixed trim threshold, a 4 MiB semi-space and gc exposed, passing the arguments through', async () => {
     const started = await run(path.join(dir, 'bin/folio'), ['keys', 'create', '--label', 'two words', '']);
     expect(started.argv).toEqual(['keys', 'create', '--label', 'two words', '']);
-    expect(started).toMatchObject({ arenas: '1', trim: '131072', execArgv: ['--max-semi-space-size=4'] });
+    expect(started).toMatchObject({ arenas: '1', trim: '131072', execArgv: ['--max-semi-space-size=4', '--expose-gc'] });
     // V8 took the flag: the young generation is two 4 MiB semi-spaces at most (32 MiB by default).
     expect(started.newSpace).toBeLessThanOrEqual(8 * 2 ** 20);
   });
@@ -65,13 +65,13 @@ describe('bin/folio', () => {
       MALLOC_TRIM_THRESHOLD_: '1048576',
       NODE_OPTIONS: '--max-semi-space-size=16',
     });
-    expect(started).toMatchObject({ argv: ['serve'], arenas: '4', trim: '1048576', execArgv: [] });
+    expect(started).toMatchObject({ argv: ['serve'], arenas: '4', trim: '1048576', execArgv: ['--expose-gc'] });
     expect(started.newSpace).toBeGreaterThan(8 * 2 ** 20);
   });
 
   it('adds the flags in FOLIO_NODE_FLAGS to node\'s command line', async () => {
     const started = await run(path.join(dir, 'bin/folio'), ['serve'], { FOLIO_NODE_FLAGS: '--stack-size=2000 --no-warnings' });
-    expect(started.execArgv).toEqual(['--max-semi-space-size=4', '--stack-size=2000', '--no-warnings']);
+    expect(started.execArgv).toEqual(['--max-semi-space-size=4', '--expose-gc', '--stack-size=2000', '--no-warnings']);
   });
 
   it('finds dist/ when run through the symlink npm makes', async () => {
