@@ -297,9 +297,10 @@ export class ScanPool {
     const n = rows ? rows.length : matrix.rows;
     const parts = this.#parts(matrix, n);
     const here = matrix.slots > this.threads && (n * matrix.layout.stride) / parts <= MAX_HERE_PART_BYTES;
-    const q = query.slice(); // posting a view would copy its whole buffer
+    const first = here ? 1 : 0;
+    const q = parts > first ? query.slice() : query; // posting a view would copy its whole buffer
     const jobs: Promise<void>[] = [];
-    for (let p = here ? 1 : 0; p < parts; p++) {
+    for (let p = first; p < parts; p++) {
       const start = Math.floor((n * p) / parts);
       const end = Math.floor((n * (p + 1)) / parts);
       const part = rows?.slice(start, end);
