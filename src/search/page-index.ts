@@ -149,7 +149,23 @@ export class PageIndex {
    */
   async search(workspaceId: number, q: PageQuery): Promise<RankedPage[]> {
     const ws = await this.workspace(workspaceId);
-    await this.catchUp(workspaceId, ws);
+    const caughtUp = this.catchUp(workspaceId, ws);
+    // Where the catch-up is a statement (other processes may write), a search of a quiet
+    // workspace runs meanwhile on what the index holds, and stands if the catch-up changed
+    // nothing; else it runs again on the caught-up index.
+    if (ws.quiet && this.localWrites === null) {
+      const generation = ws.generation;
+      const early = this.searchCaughtUp(workspaceId, ws, q);
+      early.catch(() => undefined);
+      await caughtUp;
+      if (ws.generation === generation) return early;
+    } else {
+      await caughtUp;
+    }
+    return this.searchCaughtUp(workspaceId, ws, q);
+  }
+
+  private async searchCaughtUp(workspaceId: number, ws: WorkspacePages, q: PageQuery): Promise<RankedPage[]> {
     const documents = q.filter ? await this.eligibleDocuments(workspaceId, ws, q.filter) : null;
     const vector = await q.vector;
     return ws.gate.read(async () => {
@@ -315,7 +331,8 @@ export class PageIndex {
       const writes = this.localWrites?.count ?? -1;
       const { xmin, changes, documentsChanged } = await pageChangesSince(this.db, workspaceId, ws.xmin);
       // Before anything else: a filter read from now on sees these changes, one read before may not.
-      if (documentsChanged || changes.length > 0) ws.generation++;
+      ws.quiet = !documentsChanged && changes.length === 0;
+      if (!ws.quiet) ws.generation++;
       const inserted = new Set<number>();
       const deleted: number[] = [];
       for (const change of changes) {

@@ -46,6 +46,8 @@ export class WorkspacePages {
   /** Moves whenever a catch-up sees a document or page change: filters' documents read before are stale. */
   generation = 0;
   catchingUp = false;
+  /** Whether the last catch-up found no change (searches may then run while the next one reads). */
+  quiet = false;
   /** Moves with every change of rows or slots (add, remove, compaction): rows computed before are stale. */
   private layout = 0;
   /** The rows of a filter's documents (the same set while the filter's documents are cached), with the layout they were computed at. */
