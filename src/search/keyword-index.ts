@@ -43,9 +43,10 @@ interface PostingList {
   length: number;
 }
 
+/** The pages a query matched and their ranks: views of the index's scratch, valid until its next rank(). */
 export interface KeywordHits {
-  slots: number[];
-  ranks: number[];
+  slots: Int32Array;
+  ranks: Float64Array;
 }
 
 /** Where the slot's posting is in the list (ordered by slot), or -1. */
@@ -66,8 +67,11 @@ export class KeywordIndex {
   private readonly lists = new Map<string, PostingList>();
   private norms = new Float64Array(1024);
   private live = new Uint8Array(1024);
-  /** Scratch accumulator of rank(), all zeros between calls. */
+  /** Scratch of rank(): the accumulator (all zeros between calls), the slots it touched, the hits. */
   private scratch = new Float64Array(1024);
+  private touched = new Int32Array(1024);
+  private hitSlots = new Int32Array(1024);
+  private hitRanks = new Float64Array(1024);
   private nextSlot = 0;
   postings = 0;
 
@@ -107,7 +111,8 @@ export class KeywordIndex {
   rank(query: readonly QueryTerm[], accepts: ((slot: number) => boolean) | null): KeywordHits {
     const { SCALE, K1 } = RANK;
     const acc = this.scratch;
-    const touched: number[] = [];
+    const touched = this.touched;
+    let count = 0;
     for (const term of query) {
       const list = this.lists.get(term.lexeme);
       if (!list) continue;
@@ -117,19 +122,20 @@ export class KeywordIndex {
         const slot = data[j] >>> TF_BITS;
         if (this.live[slot] === 0) continue;
         const tf = (data[j] & TF_MASK) + 1;
-        if (acc[slot] === 0) touched.push(slot);
+        if (acc[slot] === 0) touched[count++] = slot;
         acc[slot] += (a * tf * (K1 + 1)) / (tf + this.norms[slot]);
       }
     }
-    const hits: KeywordHits = { slots: [], ranks: [] };
-    for (const slot of touched) {
+    let kept = 0;
+    for (let t = 0; t < count; t++) {
+      const slot = touched[t];
       if (accepts === null || accepts(slot)) {
-        hits.slots.push(slot);
-        hits.ranks.push(acc[slot]);
+        this.hitSlots[kept] = slot;
+        this.hitRanks[kept++] = acc[slot];
       }
       acc[slot] = 0;
     }
-    return hits;
+    return { slots: this.hitSlots.subarray(0, kept), ranks: this.hitRanks.subarray(0, kept) };
   }
 
   /** The rank r of one page: a binary search per query lexeme, for filling in a few results. */
@@ -195,13 +201,14 @@ export class KeywordIndex {
     }
     this.norms = norms;
     this.live = live;
-    this.scratch = new Float64Array(norms.length);
+    this.sizeScratch(norms.length);
     this.nextSlot = slots;
   }
 
   /** Bytes held by postings and per-slot arrays (not counting the lexeme strings). */
   byteLength(): number {
-    let bytes = this.norms.byteLength + this.live.byteLength + this.scratch.byteLength;
+    let bytes = this.norms.byteLength + this.live.byteLength;
+    for (const scratch of [this.scratch, this.touched, this.hitSlots, this.hitRanks]) bytes += scratch.byteLength;
     for (const list of this.lists.values()) bytes += list.data.byteLength;
     return bytes;
   }
@@ -215,6 +222,13 @@ export class KeywordIndex {
     live.set(this.live);
     this.norms = norms;
     this.live = live;
-    this.scratch = new Float64Array(size);
+    this.sizeScratch(size);
+  }
+
+  private sizeScratch(slots: number): void {
+    this.scratch = new Float64Array(slots);
+    this.touched = new Int32Array(slots);
+    this.hitSlots = new Int32Array(slots);
+    this.hitRanks = new Float64Array(slots);
   }
 }

@@ -81,6 +81,8 @@ function positionIn(rows: Int32Array, row: number): number | undefined {
   return undefined;
 }
 
+const NO_HITS: KeywordHits = { slots: new Int32Array(0), ranks: new Float64Array(0) };
+
 /** Pages from which a load is followed by a full garbage collection (see collectAfterLoad). */
 const COLLECT_AFTER_PAGES = 5_000;
 
@@ -108,9 +110,15 @@ export class PageIndex {
   private readonly workspaces = new Map<number, Promise<WorkspacePages>>();
   private readonly loaded = new Set<WorkspacePages>();
   private readonly eligible = new LruMap<string, EligibleDocuments>(FILTERS_CACHED);
-  /** Scratch for rank(), which runs synchronously: one pair of buffers serves every search. */
+  /**
+   * Scratch for rank(), which runs synchronously, so these serve every search: a keyword
+   * query matching a tenth of 100k pages allocated megabytes per search (a young-generation
+   * collection per search) when they were made afresh.
+   */
   private relevance = new Float64Array(0);
   private keywordScores = new Float64Array(0);
+  private positions = new Int32Array(0);
+  private extra = new Int32Array(0);
   private readonly terms: QueryTermReader;
 
   constructor(
@@ -172,7 +180,7 @@ export class PageIndex {
       const { alpha } = q;
       const accepts = documents ? (slot: number) => documents.has(ws.slotDocument[slot]) : null;
       const hitsOf = (terms: readonly QueryTerm[]): KeywordHits =>
-        alpha < 1 && terms.length > 0 ? ws.keyword.rank(terms, accepts) : { slots: [], ranks: [] };
+        alpha < 1 && terms.length > 0 ? ws.keyword.rank(terms, accepts) : NO_HITS;
       const rows = vector && alpha > 0 && documents ? ws.rowsOf(documents) : null;
       let ranked: RankedCandidates;
       if (vector && alpha > 0) {
@@ -208,15 +216,21 @@ export class PageIndex {
     const { alpha } = q;
     const scanned = cosines ? cosines.length : 0;
     // Each keyword hit's position: its scanned row's, or one of its own after the scanned rows.
-    const extra: number[] = [];
-    const positions = new Int32Array(hits.slots.length);
-    for (let h = 0; h < positions.length; h++) {
+    const found = hits.slots.length;
+    if (this.positions.length < found) {
+      this.positions = new Int32Array(Math.ceil(found * 1.25));
+      this.extra = new Int32Array(this.positions.length);
+    }
+    const { positions, extra } = this;
+    let extras = 0;
+    for (let h = 0; h < found; h++) {
       const slot = hits.slots[h];
       const row = cosines ? ws.slotRow[slot] : -1;
       const at = row < 0 ? undefined : rows ? positionIn(rows, row) : row;
-      positions[h] = at ?? scanned + extra.push(slot) - 1;
+      if (at === undefined) extra[extras] = slot;
+      positions[h] = at ?? scanned + extras++;
     }
-    const n = scanned + extra.length;
+    const n = scanned + extras;
     if (this.relevance.length < n) {
       this.relevance = new Float64Array(Math.ceil(n * 1.25));
       this.keywordScores = new Float64Array(this.relevance.length);
@@ -225,7 +239,7 @@ export class PageIndex {
     const keyword = this.keywordScores.subarray(0, n).fill(0);
     for (let i = 0; i < scanned; i++) relevance[i] = alpha * semanticScore(cosines![i]);
     relevance.fill(0, scanned);
-    for (let h = 0; h < positions.length; h++) {
+    for (let h = 0; h < found; h++) {
       const p = positions[h];
       keyword[p] = keywordScore(hits.ranks[h]);
       relevance[p] = alpha * (p < scanned ? semanticScore(cosines![p]) : 0) + (1 - alpha) * keyword[p];

@@ -90,7 +90,7 @@ describe('KeywordIndex', () => {
     const index = new KeywordIndex();
     pages.forEach((p, slot) => index.add(slot, p));
     const hits = index.rank(query, null);
-    const bySlot = new Map(hits.slots.map((s, i) => [s, hits.ranks[i]]));
+    const bySlot = new Map(Array.from(hits.slots, (s, i) => [s, hits.ranks[i]]));
     expect([...bySlot.keys()].sort()).toEqual([0, 2, 3]);
     for (const [slot, r] of bySlot) {
       expect(r).toBeCloseTo(referenceRank(query, pages[slot]), 12);
@@ -137,7 +137,7 @@ describe('KeywordIndex', () => {
     const index = new KeywordIndex();
     for (let tf = 1; tf <= 256; tf++) index.add(tf - 1, page(`fox:${tf} other words`));
     const hits = index.rank([{ lexeme: 'fox', weight: 5 }], null);
-    const ranks = hits.slots.map((slot, i) => ({ slot, r: hits.ranks[i] })).sort((a, b) => a.slot - b.slot);
+    const ranks = Array.from(hits.slots, (slot, i) => ({ slot, r: hits.ranks[i] })).sort((a, b) => a.slot - b.slot);
     for (let i = 1; i < ranks.length; i++) expect(ranks[i].r).toBeGreaterThan(ranks[i - 1].r);
   });
 
@@ -157,10 +157,11 @@ describe('KeywordIndex', () => {
     const remap = new Int32Array(3000).fill(-1);
     let next = 0;
     for (let slot = 0; slot < 3000; slot++) if (slot % 3 !== 0) remap[slot] = next++;
+    // Hits are views of the index's scratch: read them before the next rank().
+    const old = new Map(Array.from(live.slots, (s, i) => [remap[s], live.ranks[i]]));
     index.compact(remap, next);
     expect(index.postings).toBe(2000 * 3);
     const after = index.rank(query, null);
-    const old = new Map(live.slots.map((s, i) => [remap[s], live.ranks[i]]));
     expect(after.slots.length).toBe(2000);
     after.slots.forEach((s, i) => expect(after.ranks[i]).toBe(old.get(s)));
     index.add(next, page('fox dog'));
