@@ -69,10 +69,10 @@ export function encodeEmbedding(vector: Float32Array): Buffer {
 }
 
 /** The SQL expression that reads a stored embedding as `decodeEmbeddings` takes it. */
-export const EMBEDDING_TEXT = "encode(embedding, 'base64')";
+export const embeddingText = sql<string | null>`encode(embedding, 'base64')`;
 
 /**
- * The float32 vectors of stored embeddings read as base64 text (`EMBEDDING_TEXT`; PostgreSQL
+ * The float32 vectors of stored embeddings read as base64 text (`embeddingText`; PostgreSQL
  * breaks its lines, which the decoder skips), decoded into one buffer for all of them. Read as
  * bytea, each row came as hex text (half as long again) and a buffer of its own: a 100k-page
  * index load left the main thread's heap ~40 MB larger, fragmented by the freed 6 KiB blocks.

@@ -2,7 +2,7 @@
 // indexes (embedding and tsvector), a query's lexemes, and the contents of results.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import { EMBEDDING_TEXT, decodeEmbeddings } from './documents.js';
+import { decodeEmbeddings, embeddingText } from './documents.js';
 
 export interface PageChange {
   kind: 'insert' | 'delete';
@@ -58,7 +58,7 @@ export async function pageChangesSince(db: Kysely<Database>, workspaceId: number
   return { xmin: result.rows[0].xmin, changes, documentsChanged: result.rows[0].documents_changed };
 }
 
-const indexedColumns = ['id', 'document_id', 'page_number', 'content', sql<string | null>`${sql.raw(EMBEDDING_TEXT)}`.as('embedding'), sql<string>`tsv::text`.as('tsv')] as const;
+const indexedColumns = ['id', 'document_id', 'page_number', 'content', embeddingText.as('embedding'), sql<string>`tsv::text`.as('tsv')] as const;
 
 function toIndexedPages(rows: { id: number; document_id: number; page_number: number; content: string; embedding: string | null; tsv: string }[]): IndexedPage[] {
   const embeddings = decodeEmbeddings(rows.map((r) => r.embedding));
