@@ -614,10 +614,11 @@ async function analyse(a: Analysis, pages: number, explain: boolean): Promise<Sq
   const shares: number[] = [];
   for (let i = 0; i < 40; i++) shares.push((await keywordMatches(db, ws, queryText(1, i))) / pages);
   const someIds = (await db.selectFrom('pages').select('id').where('workspace_id', '=', ws).orderBy('id').limit(10).offset(Math.floor(pages / 3)).execute()).map((r) => r.id);
-  const { xmin } = await pageChangesSince(db, ws, '0');
+  const position = await pageChangesSince(db, ws, { snapshot: '', xmin: '0' });
   const parts: { name: string; fn: (i: number) => Promise<unknown> }[] = [
     { name: 'eligible documents, bucket=3 (filtered)', fn: () => eligibleDocumentIds(db, ws, filter) },
-    { name: 'page changes since xmin (every scan)', fn: () => pageChangesSince(db, ws, xmin) },
+    { name: 'page changes, store changed (after a write)', fn: () => pageChangesSince(db, ws, { snapshot: '', xmin: position.xmin }) },
+    { name: 'page changes, store unchanged', fn: () => pageChangesSince(db, ws, position) },
     { name: 'page contents of 10 (no content file)', fn: () => pageContents(db, someIds) },
   ];
   const timed: { name: string; ms: number }[] = [];

@@ -318,7 +318,7 @@ export class PageIndex {
   private async load(workspaceId: number): Promise<WorkspacePages> {
     const ws = new WorkspacePages(this.contentDir);
     try {
-      ws.xmin = await loadIndexedPages(this.db, workspaceId, (embedded, batch) => {
+      ws.position = await loadIndexedPages(this.db, workspaceId, (embedded, batch) => {
         ws.matrix.reserve(embedded);
         ws.addAll(batch);
       });
@@ -343,7 +343,7 @@ export class PageIndex {
       ws.nextCatchUp = null;
       ws.catchingUp = true;
       const writes = this.localWrites?.count ?? -1;
-      const { xmin, changes, documentsChanged } = await pageChangesSince(this.db, workspaceId, ws.xmin);
+      const { snapshot, xmin, changes, documentsChanged } = await pageChangesSince(this.db, workspaceId, ws.position);
       // Before anything else: a filter read from now on sees these changes, one read before may not.
       ws.quiet = !documentsChanged && changes.length === 0;
       if (!ws.quiet) ws.generation++;
@@ -363,7 +363,7 @@ export class PageIndex {
           ws.addAll(pages);
         });
       }
-      ws.xmin = xmin;
+      ws.position = { snapshot, xmin };
       ws.seenWrites = writes;
     });
     ws.nextCatchUp = run;

@@ -1,7 +1,7 @@
 // One workspace's pages in the page index: a contiguous matrix of unit embeddings, the
 // keyword inverted index, and the slot bookkeeping that ties both to page and document ids,
 // with the catch-up state page-index.ts keeps current.
-import type { IndexedPage } from '../store/pages.js';
+import type { IndexedPage, ReadPosition } from '../store/pages.js';
 import { ContentFile, type TextEntry } from './content-file.js';
 import { VectorMatrix } from './kernel/index.js';
 import { KeywordIndex, MAX_SLOTS } from './keyword-index.js';
@@ -40,7 +40,8 @@ export class WorkspacePages {
   /** Document id -> slots of its pages (removed ones too, until compaction), for filters that select documents. */
   readonly documentSlots = new Map<number, number[]>();
   removed = 0;
-  xmin = '0';
+  /** Where the index last read the store: catch-ups read the changes since. */
+  position: ReadPosition = { snapshot: '', xmin: '0' };
   /** The store's local write count when the last catch-up began reading. */
   seenWrites = -1;
   /** Moves whenever a catch-up sees a document or page change: filters' documents read before are stale. */

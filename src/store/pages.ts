@@ -10,6 +10,8 @@ export interface PageChange {
 }
 
 export interface PageChanges {
+  /** The snapshot the changes were read at, in PostgreSQL's text form. */
+  snapshot: string;
   /** Every transaction older than this is complete: later reads start from here. */
   xmin: string;
   changes: PageChange[];
@@ -28,34 +30,28 @@ export interface IndexedPage {
   tsv: string;
 }
 
+/** Where a reader of the workspace's pages stands: the snapshot it read at and its xmin. */
+export interface ReadPosition {
+  snapshot: string;
+  xmin: string;
+}
+
 /**
- * Inserts and deletions of the workspace's pages by transactions at or after
- * `xmin`, in change order, whether documents changed in that window, and the new xmin, all
- * from one snapshot. Re-reading from the oldest transaction that was still running makes sure
- * a write that commits late is seen.
+ * Inserts and deletions of the workspace's pages by transactions at or after `since.xmin`, in
+ * change order, whether documents changed in that window, and the new position, all from one
+ * snapshot. Re-reading from the oldest transaction that was still running makes sure a write
+ * that commits late is seen; at `since.snapshot` itself nothing has changed, and nothing is read.
  */
-export async function pageChangesSince(db: Kysely<Database>, workspaceId: number, xmin: string): Promise<PageChanges> {
-  // A plain SELECT (no WITH): the embedded engine counts anything else as a possible write.
-  const result = await sql<{ xmin: string; documents_changed: boolean; kind: 'i' | 'd' | null; page_id: number | null }>`
-    SELECT snap.xmin, snap.documents_changed, c.kind, c.page_id
-    FROM (
-      SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
-        EXISTS (SELECT 1 FROM documents d WHERE d.workspace_id = ${workspaceId} AND d.txid >= ${xmin}::xid8) AS documents_changed
-    ) AS snap
-    LEFT JOIN (
-      SELECT 'i' AS kind, p.id AS page_id, p.change_seq FROM pages p
-        WHERE p.workspace_id = ${workspaceId} AND p.txid >= ${xmin}::xid8
-      UNION ALL
-      SELECT 'd', t.page_id, t.change_seq FROM page_tombstones t
-        WHERE t.workspace_id = ${workspaceId} AND t.txid >= ${xmin}::xid8
-    ) AS c ON true
-    ORDER BY c.change_seq
+export async function pageChangesSince(db: Kysely<Database>, workspaceId: number, since: ReadPosition): Promise<PageChanges> {
+  const result = await sql<{ snapshot: string; xmin: string; documents_changed: boolean; kind: 'i' | 'd' | null; page_id: number | null }>`
+    SELECT snapshot, xmin, documents_changed, kind, page_id FROM page_changes_since(${workspaceId}, ${since.xmin}::xid8, ${since.snapshot})
   `.execute(db);
   const changes: PageChange[] = [];
   for (const row of result.rows) {
     if (row.kind !== null && row.page_id !== null) changes.push({ kind: row.kind === 'i' ? 'insert' : 'delete', pageId: Number(row.page_id) });
   }
-  return { xmin: result.rows[0].xmin, changes, documentsChanged: result.rows[0].documents_changed };
+  const [first] = result.rows;
+  return { snapshot: first.snapshot, xmin: first.xmin, changes, documentsChanged: first.documents_changed };
 }
 
 const indexedColumns = ['id', 'document_id', 'page_number', 'content', embeddingText.as('embedding'), sql<string>`tsv::text`.as('tsv')] as const;
@@ -82,23 +78,23 @@ export async function indexedPages(db: Kysely<Database>, pageIds: number[]): Pro
 }
 
 /**
- * Every page of a workspace, in batches in id order, read in one snapshot together with the
- * xmin that later catch-ups start from.
+ * Every page of a workspace, in batches in id order, read in one snapshot, and the position
+ * later catch-ups start from.
  */
 export async function loadIndexedPages(
   db: Kysely<Database>,
   workspaceId: number,
   onBatch: (count: number, batch: IndexedPage[]) => void,
-): Promise<string> {
+): Promise<ReadPosition> {
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (trx) => {
-      const snap = await sql<{ xmin: string; count: string }>`
-        SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+      const snap = await sql<{ snapshot: string; xmin: string; count: string }>`
+        SELECT pg_current_snapshot()::text AS snapshot, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
           (SELECT count(*) FROM pages WHERE workspace_id = ${workspaceId} AND embedding IS NOT NULL)::text AS count
       `.execute(trx);
-      const { xmin, count } = snap.rows[0];
+      const { snapshot, xmin, count } = snap.rows[0];
       let after = 0;
       for (;;) {
         const rows = await trx
@@ -113,7 +109,7 @@ export async function loadIndexedPages(
         onBatch(Number(count), toIndexedPages(rows));
         after = rows[rows.length - 1].id;
       }
-      return xmin;
+      return { snapshot, xmin };
     });
 }
 

@@ -143,3 +143,24 @@ describe.each(ENGINES)('migration 0010 (no page text index) on %s', (engine) => 
     expect(await hasIndex()).toBe(true);
   });
 });
+
+describe.each(ENGINES)('migration 0011 (page changes function) on %s', (engine) => {
+  const unmigrated = unmigratedStores(engine);
+
+  it('adds the catch-up function, and drops it going down', async () => {
+    const db = (await unmigrated.open()).db;
+    const hasFunction = async () =>
+      Number(
+        (
+          await sql<{ n: number }>`
+            SELECT count(*) AS n FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+            WHERE n.nspname = current_schema() AND p.proname = 'page_changes_since'
+          `.execute(db)
+        ).rows[0].n,
+      ) === 1;
+    await migrateTo(db, '0011_page_changes_function');
+    expect(await hasFunction()).toBe(true);
+    await migrateTo(db, '0010_no_page_text_index');
+    expect(await hasFunction()).toBe(false);
+  });
+});

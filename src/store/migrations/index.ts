@@ -10,6 +10,7 @@ import * as m0007 from './0007_document_changes.js';
 import * as m0008 from './0008_webhooks.js';
 import * as m0009 from './0009_sentences_in_paragraphs.js';
 import * as m0010 from './0010_no_page_text_index.js';
+import * as m0011 from './0011_page_changes_function.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0008_webhooks': m0008,
   '0009_sentences_in_paragraphs': m0009,
   '0010_no_page_text_index': m0010,
+  '0011_page_changes_function': m0011,
 };
 
 export const migrationProvider: MigrationProvider = {
