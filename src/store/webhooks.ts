@@ -181,12 +181,14 @@ export async function claimDeliveries(db: Db, claimer: string, limit: number, le
 
 /** Milliseconds until the next delivery is due (0 if one is due now); null when none is pending. */
 export async function nextDeliveryDueInMs(db: Db): Promise<number | null> {
+  // Not greatest(0, ...) in SQL: it skips a NULL, and would call "nothing pending" due now.
   const result = await sql<{ due_in: number | null }>`
-    SELECT greatest(0, extract(epoch FROM min(d.next_attempt_at) - clock_timestamp()) * 1000)::float8 AS due_in
+    SELECT (extract(epoch FROM min(d.next_attempt_at) - clock_timestamp()) * 1000)::float8 AS due_in
     FROM webhook_deliveries d JOIN webhooks h ON h.id = d.webhook_id
     WHERE d.status = 'pending' AND h.disabled_at IS NULL
   `.execute(db);
-  return result.rows[0]?.due_in ?? null;
+  const due = result.rows[0]?.due_in ?? null;
+  return due === null ? null : Math.max(0, due);
 }
 
 export interface AttemptResult {
