@@ -72,8 +72,22 @@ export function jsonTextIssues(value: unknown, base: string[]): FieldIssue[] {
   return issues.slice(0, MAX_ISSUES);
 }
 
+/** Whether the text has at most `max` of `[` and `{` in all, strings included (a native search, not a walk). */
+function opensAtMost(text: string, max: number): boolean {
+  let opens = 0;
+  for (const bracket of ['[', '{']) {
+    for (let i = text.indexOf(bracket); i !== -1; i = text.indexOf(bracket, i + 1)) {
+      if (++opens > max) return false;
+    }
+  }
+  return true;
+}
+
 /** Whether a JSON text nests arrays and objects deeper than `max`, found without parsing it. */
 export function nestsDeeperThan(text: string, max: number): boolean {
+  // Most bodies open few arrays and objects: then they cannot nest deeper, and the walk below
+  // (as costly as parsing a body of numbers) is not needed.
+  if (opensAtMost(text, max)) return false;
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
