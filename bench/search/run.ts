@@ -315,6 +315,44 @@ function request(port: number, method: string, urlPath: string, payload: string 
   });
 }
 
+/** Round trips to a bare node:http server (no Folio), from this client, on this machine. */
+interface Floor {
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+const FLOOR_REQUESTS = 3000;
+
+/**
+ * What the machine alone gives: sequential GETs, through the client the searches use, of a
+ * node:http server in a child process that answers 15 bytes. Its p99 against its p50 bounds
+ * the p99 <= 2 x p50 aim for searches whose p50 is small (scheduling on a shared machine).
+ */
+async function measureFloor(): Promise<Floor> {
+  const port = await freePort();
+  const script = `require('node:http').createServer((q, r) => q.resume().on('end', () => r.end('{"status":"ok"}'))).listen(${port}, '127.0.0.1', () => console.log('up'))`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.once('data', () => resolve());
+      child.once('exit', (code) => reject(new Error(`the bare server exited (${code})`)));
+    });
+    const times: number[] = [];
+    for (let i = 0; i < 100 + FLOOR_REQUESTS; i++) {
+      const t0 = performance.now();
+      const { status } = await request(port, 'GET', '/', null);
+      if (status !== 200) throw new Error(`the bare server answered ${status}`);
+      if (i >= 100) times.push(performance.now() - t0);
+    }
+    return { p50: percentile(times, 0.5), p95: percentile(times, 0.95), p99: percentile(times, 0.99) };
+  } finally {
+    child.kill();
+  }
+}
+
+let floor: Floor | null = null;
+
 interface IndexMemory {
   workspaces: number;
   pages: number;
@@ -866,6 +904,14 @@ function report(results: SizeResult[], calibration: SizeResult | null, bandwidth
       'database (references.ts). Aims: p50 <= 1.5 x reference + 1 ms (alpha 1, hybrid, filtered), alpha 0 p50 <= 5 ms, p99 <= 2 x p50.\n',
   );
   out.push(latencyTable(calibration ? [calibration, ...results] : results));
+  if (floor) {
+    out.push(
+      `\nMachine floor, measured in this run: ${FLOOR_REQUESTS} GETs of a bare node:http server (no Folio) through the same ` +
+        `client: p50 ${ms(floor.p50)}, p95 ${ms(floor.p95)}, p99 ${ms(floor.p99)} ms (p99 = ${(floor.p99 / floor.p50).toFixed(1)} x p50). ` +
+        `Every request here carries this tail with no work done, so p99 <= 2 x p50 is out of reach for a search whose p50 ` +
+        `is below about half of it (${ms(floor.p99 / 2)} ms).`,
+    );
+  }
   out.push(`\nScan rate of the vector index (${ROW_BYTES} bytes per page; aim >= ${AIM_SCAN_SHARE * 100}% of bandwidth):`);
   out.push(
     (calibration
@@ -1041,6 +1087,8 @@ async function main(): Promise<void> {
   log(`measuring ${code.label}`);
   log(`background CPU ${(100 * (await busyShare())).toFixed(0)}% of ${availableParallelism()} cores; measuring memory bandwidth`);
   await probeBandwidth();
+  floor = await measureFloor();
+  log(`machine floor: bare node:http p50 ${ms(floor.p50)} ms, p99 ${ms(floor.p99)} ms`);
   const byEngine = new Map<Engine, SizeResult[]>();
   try {
     for (const e of engines) {
