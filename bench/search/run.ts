@@ -1,10 +1,10 @@
 // Page search benchmark over real HTTP against a server process:
 // `npx tsx bench/search/run.ts [--engine postgres|pglite] [--sizes 10000,50000,100000] [--queries N]`.
 // See README.md.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import type { Engine } from '../../src/store/engine.js';
 import type { Database } from '../../src/store/schema.js';
+import { buildTree } from '../lib/tree.js';
 import { measureBandwidth } from '../scan/bandwidth.js';
 import { Corpus } from './corpus.js';
 import { measureReferences, unitSamples, type References } from './references.js';
@@ -30,7 +31,7 @@ const ROW_BYTES = Math.ceil(DIMS / 4) * 16; // the VectorMatrix stride
 /** Pages of the first, tiny stage: its alpha-1 latency is the fixed cost of a search. */
 const CALIBRATION_PAGES = 200;
 const WARMUP_QUERIES = 20;
-const CACHE_DIR = path.join(ROOT, 'node_modules/.cache/folio-bench-search');
+const CACHE_NAME = 'folio-bench-search';
 
 const { values: args } = parseArgs({
   options: {
@@ -147,19 +148,6 @@ interface CodeTree {
   modules: Modules;
 }
 
-function tsc(project: string, outDir: string): string | null {
-  try {
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', project, '--outDir', outDir], { cwd: ROOT, stdio: 'pipe' });
-    return null;
-  } catch (error) {
-    return String((error as { stdout?: Buffer }).stdout ?? error);
-  }
-}
-
-function git(...gitArgs: string[]): string {
-  return execFileSync('git', gitArgs, { cwd: ROOT, encoding: 'utf8' }).trim();
-}
-
 async function loadModules(file: (module: string) => string): Promise<Modules> {
   const load = (module: string) => import(pathToFileURL(file(module)).href);
   return {
@@ -190,25 +178,18 @@ async function prepareCode(): Promise<CodeTree> {
     };
   }
   if (mode === 'dist') return built(ROOT, 'dist/ as built');
-  const dirty = git('status', '--porcelain', '--', 'src', 'bin').length > 0;
   if (mode === 'worktree' || mode === 'auto') {
-    const root = path.join(CACHE_DIR, 'worktree');
     log('compiling the working tree');
-    const errors = tsc('tsconfig.build.json', path.join(root, 'dist'));
-    if (errors === null || mode === 'worktree') {
-      if (errors) log(`tsc reported errors (running what it emitted):\n${errors.slice(0, 2000)}`);
-      await cp(path.join(ROOT, 'bin'), path.join(root, 'bin'), { recursive: true });
-      return built(root, `working tree${dirty ? ' (uncommitted changes)' : ''} at ${git('rev-parse', '--short', 'HEAD')}`);
+    const tree = await buildTree(CACHE_NAME, 'worktree');
+    if (tree.errors === null || mode === 'worktree') {
+      if (tree.errors) log(`tsc reported errors (running what it emitted):\n${tree.errors.slice(0, 2000)}`);
+      return built(tree.root, tree.label);
     }
-    log(`the working tree does not compile cleanly (others' edits in progress?); measuring HEAD instead:\n${errors.slice(0, 600)}`);
+    log(`the working tree does not compile cleanly (others' edits in progress?); measuring HEAD instead:\n${tree.errors.slice(0, 600)}`);
   }
-  const dir = path.join(CACHE_DIR, 'head');
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
-  execFileSync('sh', ['-c', 'git archive HEAD src bin tsconfig.json tsconfig.build.json | tar -x -C "$0"', dir], { cwd: ROOT });
-  const errors = tsc(path.join(dir, 'tsconfig.build.json'), path.join(dir, 'dist'));
-  if (errors) log(`tsc reported errors in HEAD (running what it emitted):\n${errors.slice(0, 2000)}`);
-  return built(dir, `HEAD ${git('rev-parse', '--short', 'HEAD')}${dirty ? ' (the working tree has uncommitted changes, not measured)' : ''}`);
+  const tree = await buildTree(CACHE_NAME, 'head');
+  if (tree.errors) log(`tsc reported errors in HEAD (running what it emitted):\n${tree.errors.slice(0, 2000)}`);
+  return built(tree.root, tree.label);
 }
 
 let code: CodeTree;
