@@ -1,7 +1,7 @@
 // Embedding-ingest benchmark over real HTTP:
 // `npx tsx bench/ingest-embedding/run.ts [--engine pglite|postgres|both] [--seconds N] [--server worktree|head|tsx] [--profile DIR]`.
 // See README.md.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,13 +9,11 @@ import http from 'node:http';
 import { createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { openStore, type Engine, type Store } from '../../src/store/engine.js';
-import { buildTree } from '../lib/tree.js';
+import { buildTree, spawnServe, type ServeCommand } from '../lib/tree.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const PATH = '/api/v1/documents/ingest/embedding';
 const CONCURRENCY = [1, 8, 32];
@@ -98,7 +96,7 @@ interface Server {
 }
 
 /** How `folio serve` starts: the built tree's bin/folio (the launcher's settings), or src/ through tsx. */
-async function serveCommand(): Promise<{ command: string; args: string[]; label: string }> {
+async function serveCommand(): Promise<ServeCommand & { label: string }> {
   if (args.server === 'tsx') return { command: process.execPath, args: ['--import', 'tsx', 'src/main.ts', 'serve'], label: "src/ through tsx (without bin/folio's settings)" };
   const tree = await buildTree('folio-bench-ingest', args.server as 'worktree' | 'head');
   if (tree.errors) console.error(`tsc reported errors (running what it emitted):\n${tree.errors.slice(0, 2000)}`);
@@ -109,23 +107,7 @@ const serve = await serveCommand();
 
 async function startServer(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const profileFlags = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.profile)}`] : [];
-  const viaNode = serve.command === process.execPath;
-  // bin/folio takes node's flags from FOLIO_NODE_FLAGS (--cpu-prof may not be in NODE_OPTIONS).
-  const child = spawn(serve.command, viaNode ? [...profileFlags, ...serve.args] : serve.args, {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      ...(viaNode ? {} : { FOLIO_NODE_FLAGS: profileFlags.join(' ') }),
-      ...env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      FOLIO_API_KEYS: 'bench:bench:write',
-      FOLIO_RATE_LIMIT: '0',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnServe(serve, port, env, args.profile ? path.resolve(args.profile) : null);
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
   child.stdout!.on('data', keep);

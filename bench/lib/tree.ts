@@ -2,7 +2,7 @@
 // settings into a cache directory (dist/ is left alone), beside a copy of bin/, so that
 // `bin/folio serve` starts it with the launcher's memory settings. From the working tree as it
 // is, or from the last commit (others' edits in progress cannot break that one).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { cp, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,4 +46,34 @@ export async function buildTree(cache: string, source: 'worktree' | 'head'): Pro
   execFileSync('sh', ['-c', 'git archive HEAD src bin tsconfig.json tsconfig.build.json | tar -x -C "$0"', root], { cwd: ROOT });
   const errors = tsc(path.join(root, 'tsconfig.build.json'), path.join(root, 'dist'));
   return { root, label: `HEAD ${head}${dirty ? ' (the working tree has uncommitted changes, not measured)' : ''}`, errors };
+}
+
+/** How `folio serve` starts: a tree's bin/folio, or node itself (src/ through tsx). */
+export interface ServeCommand {
+  command: string;
+  args: string[];
+}
+
+/**
+ * Starts `folio serve` on `port` with `env`, a benchmark API key (`bench`, write scope), no rate
+ * limit and warnings only in the log; with `--cpu-prof` into `profileDir` when given.
+ */
+export function spawnServe(serve: ServeCommand, port: number, env: Record<string, string>, profileDir: string | null): ChildProcess {
+  const profileFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  // bin/folio takes node's flags from FOLIO_NODE_FLAGS (--cpu-prof may not be in NODE_OPTIONS).
+  const viaNode = serve.command === process.execPath;
+  return spawn(serve.command, viaNode ? [...profileFlags, ...serve.args] : serve.args, {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...(viaNode ? {} : { FOLIO_NODE_FLAGS: profileFlags.join(' ') }),
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      FOLIO_API_KEYS: 'bench:bench:write',
+      FOLIO_RATE_LIMIT: '0',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }

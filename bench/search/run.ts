@@ -17,7 +17,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import type { Engine } from '../../src/store/engine.js';
 import type { Database } from '../../src/store/schema.js';
-import { buildTree } from '../lib/tree.js';
+import { buildTree, spawnServe, type ServeCommand } from '../lib/tree.js';
 import { measureBandwidth } from '../scan/bandwidth.js';
 import { Corpus } from './corpus.js';
 import { measureReferences, unitSamples, type References } from './references.js';
@@ -144,7 +144,7 @@ interface Modules {
 interface CodeTree {
   label: string;
   /** The command that starts `folio serve`: the tree's own bin/folio (its memory settings), or node through tsx. */
-  serve: { command: string; args: string[] };
+  serve: ServeCommand;
   modules: Modules;
 }
 
@@ -197,26 +197,8 @@ const mod = (): Modules => code.modules;
 
 async function startServer(env: Record<string, string>, profileDir: string | null): Promise<Server> {
   const port = await freePort();
-  const profileFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  // bin/folio takes node's flags from FOLIO_NODE_FLAGS (--cpu-prof may not be in NODE_OPTIONS).
-  const viaNode = code.serve.command === process.execPath;
-  const child = spawn(code.serve.command, viaNode ? [...profileFlags, ...code.serve.args] : code.serve.args, {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      ...(viaNode ? {} : { FOLIO_NODE_FLAGS: profileFlags.join(' ') }),
-      ...env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      FOLIO_API_KEYS: 'bench:bench:write',
-      FOLIO_RATE_LIMIT: '0',
-      LOG_LEVEL: 'warn',
-      // The offline hashing embedder embeds the query text, as hashEmbed embedded the pages.
-      OPENAI_API_KEY: '',
-      OPENAI_BASE_URL: '',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // The offline hashing embedder embeds the query text, as hashEmbed embedded the pages.
+  const child = spawnServe(code.serve, port, { ...env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' }, profileDir);
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
   child.stdout!.on('data', keep);
