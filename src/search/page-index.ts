@@ -163,6 +163,9 @@ export class PageIndex {
     // nothing; else it runs again on the caught-up index.
     if (ws.quiet && this.localWrites === null) {
       const generation = ws.generation;
+      // The driver sends the statement from a process.nextTick callback, which would wait for a
+      // search computed in this chain of promises (a scan on this thread): let it go out first.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       const early = this.searchCaughtUp(workspaceId, ws, q);
       early.catch(() => undefined);
       await caughtUp;
