@@ -9,11 +9,16 @@ export interface PageChange {
   pageId: number;
 }
 
-export interface PageChanges {
-  /** The snapshot the changes were read at, in PostgreSQL's text form. */
+/** Where a reader of the workspace's pages stands. */
+export interface ReadPosition {
+  /** The snapshot it read at, in PostgreSQL's text form. */
   snapshot: string;
   /** Every transaction older than this is complete: later reads start from here. */
   xmin: string;
+}
+
+/** The changes read at a position, and that position (where the next read starts). */
+export interface PageChanges extends ReadPosition {
   changes: PageChange[];
   /** Whether a document of the workspace was inserted or its metadata updated in that window. */
   documentsChanged: boolean;
@@ -28,12 +33,6 @@ export interface IndexedPage {
   embedding: Float32Array | null;
   /** The page's tsvector in PostgreSQL's text form. */
   tsv: string;
-}
-
-/** Where a reader of the workspace's pages stands: the snapshot it read at and its xmin. */
-export interface ReadPosition {
-  snapshot: string;
-  xmin: string;
 }
 
 /**
