@@ -5,12 +5,13 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Kysely, Migrator, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { Kysely, Migrator, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_EMBEDDED_CACHE_MB } from '../config.js';
 import type { Database } from './schema.js';
 import { translatingPool } from './errors.js';
 import { migrationProvider } from './migrations/index.js';
+import { StoreDialect } from './introspection.js';
 import { lockDataDir } from './lock.js';
 import { EngineThread, ThreadConnection } from './pglite-client.js';
 
@@ -85,7 +86,7 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
   pool.on('error', () => {
     // Idle clients that lose their connection are discarded by the pool; nothing to do.
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: translatingPool(pool) }) });
+  const db = new Kysely<Database>({ dialect: new StoreDialect({ pool: translatingPool(pool) }) });
   return { db, engine: 'postgres', localWrites: null, connections: connectionUse(pool, max), close: () => db.destroy() };
 }
 
@@ -177,7 +178,7 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
       // A stopped thread fails the statements that were waiting (their callers get the error); nothing else to do.
     });
     const localWrites = { count: 0 };
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: translatingPool(embeddedPool(pool, localWrites)) }) });
+    const db = new Kysely<Database>({ dialect: new StoreDialect({ pool: translatingPool(embeddedPool(pool, localWrites)) }) });
     return {
       db,
       engine: 'pglite',
