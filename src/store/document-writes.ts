@@ -66,62 +66,25 @@ export async function insertEmbeddedDocumentsUnwatched(db: Kysely<Database>, ite
   let offset = 1;
   const embeddingAt = vectors.map((v) => (v ? (offset += v.byteLength) - v.byteLength : null));
   const embeddings = Buffer.concat(vectors.filter((v) => v !== null));
+  // The statement is a function (migration 0012), planned once per session.
   const rows = await sql<{ id: number; task_identifier: string }>`
-    WITH input AS (
-      SELECT * FROM unnest(
-        ${column((d) => d.document.workspaceId)}::int[], ${column((d) => d.document.externalId)}::text[],
-        ${column((d) => d.document.filePath)}::text[], ${column((d) => d.document.fileUrl)}::text[],
-        ${column((d) => JSON.stringify(d.document.metadata))}::text[], ${column((d) => d.document.source)}::text[],
-        ${column((d) => d.document.taskIdentifier)}::text[], ${column((d) => d.document.fileName ?? null)}::text[],
-        ${column((d) => d.document.contentType ?? null)}::text[],
-        ${column((d) => d.page.pageNumber)}::int[], ${column((d) => d.page.content)}::text[],
-        ${embeddingAt}::int[], ${vectors.map((v) => v?.byteLength ?? null)}::int[],
-        ${column((d) => d.page.embeddingModel)}::text[],
-        ${column((d) => d.task.identifier)}::text[], ${column((d) => d.task.workspaceId)}::int[],
-        ${column((d) => d.task.kind)}::text[], ${column((d) => d.task.status)}::text[], ${column((d) => d.task.progress)}::int[],
-        ${column((d) => d.task.title)}::text[], ${column((d) => d.task.message)}::text[],
-        ${column((d) => JSON.stringify(d.task.payload ?? {}))}::text[]
-      ) WITH ORDINALITY AS i(workspace_id, external_id, file_path, file_url, metadata, source, task_identifier, file_name,
-        content_type, page_number, content, embedding_at, embedding_bytes, embedding_model, task, task_workspace_id, kind, status, progress,
-        title, message, payload, ord)
-      WHERE NOT EXISTS (
-        SELECT 1 FROM webhooks w WHERE w.workspace_id = ANY(${column((d) => d.document.workspaceId)}::int[]) AND w.disabled_at IS NULL
-      )
-    ),
-    docs AS (
-      INSERT INTO documents (workspace_id, external_id, file_path, file_url, metadata, source, task_identifier, file_name, content_type)
-      SELECT workspace_id, external_id, file_path, file_url, metadata::jsonb, source, task_identifier, file_name, content_type
-      FROM input ORDER BY ord
-      RETURNING id, task_identifier
-    ),
-    new_pages AS (
-      INSERT INTO pages (document_id, workspace_id, page_number, content, embedding, embedding_model)
-      SELECT d.id, i.workspace_id, i.page_number, i.content,
-        CASE WHEN i.embedding_at IS NOT NULL THEN substring(${embeddings}::bytea FROM i.embedding_at FOR i.embedding_bytes) END,
-        i.embedding_model
-      FROM input i JOIN docs d ON d.task_identifier = i.task_identifier ORDER BY i.ord
-      RETURNING id, document_id
-    ),
-    new_paragraphs AS (
-      INSERT INTO paragraphs (page_id, paragraph_index, content, sentences, sentence_ids)
-      SELECT p.id, q.paragraph_index, q.content, (${sentences}::text[])[q.first : q.first + q.count - 1],
-        ARRAY(SELECT nextval('sentence_id_seq') FROM generate_series(1, q.count))
-      FROM unnest(
-        ${paragraphs.map((p) => p.doc)}::int[], ${paragraphs.map((p) => p.index)}::int[],
-        ${paragraphs.map((p) => p.paragraph.content)}::text[], ${firsts}::int[],
-        ${paragraphs.map((p) => p.paragraph.sentences.length)}::int[]
-      ) WITH ORDINALITY AS q(doc, paragraph_index, content, first, count, n)
-      JOIN input i ON i.ord = q.doc
-      JOIN docs d ON d.task_identifier = i.task_identifier
-      JOIN new_pages p ON p.document_id = d.id
-      ORDER BY q.n
-    ),
-    new_tasks AS (
-      INSERT INTO tasks (identifier, workspace_id, kind, status, progress, title, message, payload, document_id)
-      SELECT i.task, i.task_workspace_id, i.kind, i.status, i.progress, i.title, i.message, i.payload::jsonb, d.id
-      FROM input i JOIN docs d ON d.task_identifier = i.task_identifier
+    SELECT id, task_identifier FROM insert_embedded_documents(
+      ${column((d) => d.document.workspaceId)}::int[], ${column((d) => d.document.externalId)}::text[],
+      ${column((d) => d.document.filePath)}::text[], ${column((d) => d.document.fileUrl)}::text[],
+      ${column((d) => JSON.stringify(d.document.metadata))}::text[], ${column((d) => d.document.source)}::text[],
+      ${column((d) => d.document.taskIdentifier)}::text[], ${column((d) => d.document.fileName ?? null)}::text[],
+      ${column((d) => d.document.contentType ?? null)}::text[],
+      ${column((d) => d.page.pageNumber)}::int[], ${column((d) => d.page.content)}::text[],
+      ${embeddingAt}::int[], ${vectors.map((v) => v?.byteLength ?? null)}::int[], ${column((d) => d.page.embeddingModel)}::text[],
+      ${embeddings}::bytea,
+      ${column((d) => d.task.identifier)}::text[], ${column((d) => d.task.workspaceId)}::int[],
+      ${column((d) => d.task.kind)}::text[], ${column((d) => d.task.status)}::text[], ${column((d) => d.task.progress)}::int[],
+      ${column((d) => d.task.title)}::text[], ${column((d) => d.task.message)}::text[],
+      ${column((d) => JSON.stringify(d.task.payload ?? {}))}::text[],
+      ${sentences}::text[], ${paragraphs.map((p) => p.doc)}::int[], ${paragraphs.map((p) => p.index)}::int[],
+      ${paragraphs.map((p) => p.paragraph.content)}::text[], ${firsts}::int[],
+      ${paragraphs.map((p) => p.paragraph.sentences.length)}::int[]
     )
-    SELECT id, task_identifier FROM docs
   `.execute(db);
   if (rows.rows.length === 0) return null;
   const idByTask = new Map(rows.rows.map((r) => [r.task_identifier, r.id]));

@@ -164,3 +164,22 @@ describe.each(ENGINES)('migration 0011 (page changes function) on %s', (engine) 
     expect(await hasFunction()).toBe(false);
   });
 });
+
+describe.each(ENGINES)('migration 0012 (embedded documents function) on %s', (engine) => {
+  const unmigrated = unmigratedStores(engine);
+
+  it('adds the batch insert with a generic plan, and drops it going down', async () => {
+    const db = (await unmigrated.open()).db;
+    const settings = async () =>
+      (
+        await sql<{ config: string[] | null }>`
+          SELECT p.proconfig AS config FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE n.nspname = current_schema() AND p.proname = 'insert_embedded_documents'
+        `.execute(db)
+      ).rows.map((row) => row.config);
+    await migrateTo(db, '0012_embedded_documents_function');
+    expect(await settings()).toEqual([['plan_cache_mode=force_generic_plan']]);
+    await migrateTo(db, '0011_page_changes_function');
+    expect(await settings()).toEqual([]);
+  });
+});
