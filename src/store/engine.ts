@@ -22,9 +22,9 @@ pg.types.setTypeParser(pg.types.builtins.TIMESTAMP, (v) => v);
 export type Engine = 'pglite' | 'postgres';
 
 /**
- * Counts the statements that may have written (all but plain SELECTs) on a store that only
- * this process opens, so a reader can tell that nothing changed since it last looked
- * without asking the database.
+ * Counts the statements that may have written (see `mayWrite`) on a store that only this
+ * process opens, so a reader can tell that nothing changed since it last looked without
+ * asking the database.
  */
 export interface LocalWrites {
   readonly count: number;
@@ -91,6 +91,13 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
 }
 
 const PLAIN_SELECT = /^\s*select\b/i;
+/** Functions that write, called from a SELECT: the statements that call them count as writes. */
+const WRITING_FUNCTION = /\binsert_embedded_documents\(/;
+
+/** Whether a statement may write (the embedded engine's write count, `LocalWrites`). */
+export function mayWrite(text: string): boolean {
+  return !PLAIN_SELECT.test(text) || WRITING_FUNCTION.test(text);
+}
 
 /** Statements given a name at most, and statement texts remembered as run once. */
 const MAX_NAMED = 200;
@@ -133,7 +140,7 @@ function embeddedPool(pool: pg.Pool, writes: { count: number }): PostgresPool {
       const client = await pool.connect();
       const query = async (text: string, parameters: readonly unknown[]) => {
         // Counted before it runs: whoever reads the count afterwards queues behind it on the one connection.
-        if (!PLAIN_SELECT.test(text)) writes.count++;
+        if (mayWrite(text)) writes.count++;
         return client.query({ name: names.nameOf(text, parameters.length), text, values: [...parameters] });
       };
       // Kysely calls only the (sql, parameters) form here: nothing streams through a cursor.

@@ -78,8 +78,11 @@ describe.each(ENGINES)('embedded documents written in one statement (%s)', (engi
     const viaTransaction = make();
     const viaStatement = make();
     const expectedIds = await insertEmbeddedDocuments(store.db, viaTransaction);
+    const writes = store.localWrites?.count;
     const ids = await insertEmbeddedDocumentsUnwatched(store.db, viaStatement);
     expect(ids).not.toBeNull();
+    // The embedded engine's write count moves, so the page index's next search catches up.
+    if (engine === 'pglite') expect(store.localWrites!.count).toBeGreaterThan(writes!);
     expect(ids).toHaveLength(5);
     expect([...ids!].sort((a, b) => a - b)).toEqual(ids);
     expect(Math.min(...ids!)).toBeGreaterThan(Math.max(...expectedIds));
