@@ -72,8 +72,11 @@ const COMPLETED_MESSAGE = 'Completed: 1 page stored and searchable';
 
 const titleOf = (p: Pending) => (p.externalId ? `Ingest embedding ${p.externalId}` : 'Ingest embedding');
 
+/** Writes documents no webhook watches in one statement: their ids, or null when one is watched (nothing written). */
+export type UnwatchedWriter = (items: EmbeddedDocument[]) => Promise<number[] | null>;
+
 /** Writes the batch; returns the document ids in order and the webhook deliveries recorded. */
-async function writeBatch(db: Kysely<Database>, batch: Pending[]): Promise<{ ids: number[]; deliveries: number }> {
+async function writeBatch(db: Kysely<Database>, writeUnwatched: UnwatchedWriter, batch: Pending[]): Promise<{ ids: number[]; deliveries: number }> {
   let deliveries = 0;
   const events = (ids: number[]) =>
     batch.map((p, i) =>
@@ -108,7 +111,7 @@ async function writeBatch(db: Kysely<Database>, batch: Pending[]): Promise<{ ids
       message: COMPLETED_MESSAGE,
     },
   }));
-  const unwatched = await insertEmbeddedDocumentsUnwatched(db, items);
+  const unwatched = await writeUnwatched(items);
   if (unwatched) return { ids: unwatched, deliveries: 0 };
   const ids = await insertEmbeddedDocuments(db, items, async (trx, written) => {
     deliveries = await recordEvents(trx, events(written));
@@ -122,10 +125,12 @@ export class EmbeddingIngester {
 
   constructor(
     private readonly db: Kysely<Database>,
-    /** Transactions in flight at once: 1 on the embedded engine (one session), more on a server. */
+    /** Batches in flight at once. */
     private readonly maxWriters: number,
     /** Told after a batch recorded webhook deliveries (the delivery loop wakes up). */
     private readonly onEvents: () => void = () => {},
+    /** The embedded engine's thread joins the batches waiting there (`Store.writeEmbedded`). */
+    private readonly writeUnwatched: UnwatchedWriter = (items) => insertEmbeddedDocumentsUnwatched(db, items),
   ) {}
 
   /** Stores the document; resolves once its transaction committed. */
@@ -150,7 +155,7 @@ export class EmbeddingIngester {
 
   private async write(batch: Pending[]): Promise<void> {
     try {
-      const { ids, deliveries } = await writeBatch(this.db, batch);
+      const { ids, deliveries } = await writeBatch(this.db, this.writeUnwatched, batch);
       if (deliveries > 0) this.onEvents();
       batch.forEach((p, i) =>
         p.resolve({ task_identifier: p.taskIdentifier, file_path: p.filePath, external_id: p.externalId, document_id: ids[i] }),

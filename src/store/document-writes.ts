@@ -2,9 +2,8 @@
 // documents ingested from embeddings with their completed tasks, a metadata patch of the
 // latest version, the deletion of documents (by id or an external id's versions). Callers add
 // the webhook events a change causes to its transaction (`also`).
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import {
-  encodeEmbedding,
   deleteDocuments,
   findVersions,
   insertDocumentPages,
@@ -16,6 +15,7 @@ import {
   type NewDocument,
   type NewPage,
 } from './documents.js';
+import { documentIdsInOrder, EMBEDDED_BATCH_SQL, embeddedBatchArguments } from './embedded-batch.js';
 import type { AlsoWrite, Database } from './schema.js';
 import { insertTasks, type NewTask } from './tasks.js';
 
@@ -51,44 +51,8 @@ export async function insertEmbeddedDocuments(db: Kysely<Database>, items: Embed
  */
 export async function insertEmbeddedDocumentsUnwatched(db: Kysely<Database>, items: EmbeddedDocument[]): Promise<number[] | null> {
   if (items.length === 0) return [];
-  const column = <T>(value: (item: EmbeddedDocument) => T) => items.map(value);
-  // A paragraph's sentences are a slice of one flat array: from `first`, `count` of them.
-  const paragraphs = items.flatMap((item, i) => item.page.paragraphs.map((paragraph, index) => ({ doc: i + 1, index, paragraph })));
-  const sentences: string[] = [];
-  const firsts = paragraphs.map(({ paragraph }) => {
-    const first = sentences.length + 1;
-    for (const sentence of paragraph.sentences) sentences.push(sentence);
-    return first;
-  });
-  // The embeddings travel as one binary parameter, each at its offset (1-based): in an array
-  // they would be hex text, twice the bytes, for both sides to encode and decode.
-  const vectors = items.map((item) => (item.page.embedding ? encodeEmbedding(item.page.embedding) : null));
-  let offset = 1;
-  const embeddingAt = vectors.map((v) => (v ? (offset += v.byteLength) - v.byteLength : null));
-  const embeddings = Buffer.concat(vectors.filter((v) => v !== null));
-  // The statement is a function (migration 0012), planned once per session.
-  const rows = await sql<{ id: number; task_identifier: string }>`
-    SELECT id, task_identifier FROM insert_embedded_documents(
-      ${column((d) => d.document.workspaceId)}::int[], ${column((d) => d.document.externalId)}::text[],
-      ${column((d) => d.document.filePath)}::text[], ${column((d) => d.document.fileUrl)}::text[],
-      ${column((d) => JSON.stringify(d.document.metadata))}::text[], ${column((d) => d.document.source)}::text[],
-      ${column((d) => d.document.taskIdentifier)}::text[], ${column((d) => d.document.fileName ?? null)}::text[],
-      ${column((d) => d.document.contentType ?? null)}::text[],
-      ${column((d) => d.page.pageNumber)}::int[], ${column((d) => d.page.content)}::text[],
-      ${embeddingAt}::int[], ${vectors.map((v) => v?.byteLength ?? null)}::int[], ${column((d) => d.page.embeddingModel)}::text[],
-      ${embeddings}::bytea,
-      ${column((d) => d.task.identifier)}::text[], ${column((d) => d.task.workspaceId)}::int[],
-      ${column((d) => d.task.kind)}::text[], ${column((d) => d.task.status)}::text[], ${column((d) => d.task.progress)}::int[],
-      ${column((d) => d.task.title)}::text[], ${column((d) => d.task.message)}::text[],
-      ${column((d) => JSON.stringify(d.task.payload ?? {}))}::text[],
-      ${sentences}::text[], ${paragraphs.map((p) => p.doc)}::int[], ${paragraphs.map((p) => p.index)}::int[],
-      ${paragraphs.map((p) => p.paragraph.content)}::text[], ${firsts}::int[],
-      ${paragraphs.map((p) => p.paragraph.sentences.length)}::int[]
-    )
-  `.execute(db);
-  if (rows.rows.length === 0) return null;
-  const idByTask = new Map(rows.rows.map((r) => [r.task_identifier, r.id]));
-  return items.map((item) => idByTask.get(item.document.taskIdentifier)!);
+  const { rows } = await db.executeQuery(CompiledQuery.raw(EMBEDDED_BATCH_SQL, embeddedBatchArguments(items)));
+  return documentIdsInOrder(items, rows as { id: number; task_identifier: string }[]);
 }
 
 /** Deletes the workspace's documents of `ids` with `also` (their events) in one transaction; returns what was deleted. */

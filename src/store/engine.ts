@@ -8,8 +8,9 @@ import { promisify } from 'node:util';
 import { Kysely, Migrator, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_EMBEDDED_CACHE_MB } from '../config.js';
+import type { EmbeddedDocument } from './document-writes.js';
 import type { Database } from './schema.js';
-import { translatingPool } from './errors.js';
+import { toStoreError, translatingPool } from './errors.js';
 import { migrationProvider } from './migrations/index.js';
 import { StoreDialect } from './introspection.js';
 import { lockDataDir } from './lock.js';
@@ -44,6 +45,12 @@ export interface Store {
   engine: Engine;
   /** Set on the embedded engine, whose data directory one process holds; null on the server engine. */
   localWrites: LocalWrites | null;
+  /**
+   * Embedded engine: writes documents from precomputed embeddings on the engine's thread, joined
+   * there with the others waiting (as `insertEmbeddedDocumentsUnwatched` answers: ids in order,
+   * or null when a webhook watches one of the workspaces). Null on the server engine.
+   */
+  writeEmbedded: ((items: EmbeddedDocument[]) => Promise<number[] | null>) | null;
   connections(): ConnectionUse;
   close(): Promise<void>;
 }
@@ -87,7 +94,7 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
     // Idle clients that lose their connection are discarded by the pool; nothing to do.
   });
   const db = new Kysely<Database>({ dialect: new StoreDialect({ pool: translatingPool(pool) }) });
-  return { db, engine: 'postgres', localWrites: null, connections: connectionUse(pool, max), close: () => db.destroy() };
+  return { db, engine: 'postgres', localWrites: null, writeEmbedded: null, connections: connectionUse(pool, max), close: () => db.destroy() };
 }
 
 const PLAIN_SELECT = /^\s*select\b/i;
@@ -190,6 +197,16 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
       db,
       engine: 'pglite',
       localWrites,
+      writeEmbedded: async (items) => {
+        try {
+          const ids = await thread.writeEmbedded(items);
+          // Counted once committed: a reader that sees the count asks after the write.
+          if (ids) localWrites.count++;
+          return ids;
+        } catch (error) {
+          throw toStoreError(error);
+        }
+      },
       connections: connectionUse(pool, 1),
       close: async () => {
         try {

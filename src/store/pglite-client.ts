@@ -5,6 +5,7 @@
 import { EventEmitter } from 'node:events';
 import type { Worker } from 'node:worker_threads';
 import { parse, serialize } from 'pg-protocol';
+import type { EmbeddedDocument } from './document-writes.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 import { startWorker } from '../worker-entry.js';
 
@@ -16,8 +17,9 @@ function threadFailure(message: string, cause?: unknown): Error {
   return Object.assign(new Error(message, { cause }), { code: '08006' });
 }
 
+/** A request's callbacks: protocol bytes answer blocks, embedded writes ids (or null). */
 interface Waiting {
-  resolve: (blocks: Uint8Array[]) => void;
+  resolve: (answer: Uint8Array[] | number[] | null) => void;
   reject: (error: Error) => void;
 }
 
@@ -69,7 +71,21 @@ export class EngineThread {
     if (this.#waiting.size === 0) this.#worker.ref();
     const request: ThreadRequest = { type: 'bytes', id, bytes };
     this.#worker.postMessage(request, [bytes.buffer as ArrayBuffer]);
-    return new Promise((resolve, reject) => this.#waiting.set(id, { resolve, reject }));
+    return new Promise((resolve, reject) => this.#waiting.set(id, { resolve: (answer) => resolve(answer as Uint8Array[]), reject }));
+  }
+
+  /**
+   * Writes documents from precomputed embeddings on the thread, joined with the others waiting
+   * there (pglite-thread.ts): their ids in order, or null when a webhook watches one of their
+   * workspaces and nothing was written.
+   */
+  writeEmbedded(items: EmbeddedDocument[]): Promise<number[] | null> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    const id = this.#next++;
+    if (this.#waiting.size === 0) this.#worker.ref();
+    const request: ThreadRequest = { type: 'embedded', id, items };
+    this.#worker.postMessage(request);
+    return new Promise((resolve, reject) => this.#waiting.set(id, { resolve: (answer) => resolve(answer as number[] | null), reject }));
   }
 
   /** Closes PGlite (after every statement sent before) and ends the thread. */
@@ -83,12 +99,15 @@ export class EngineThread {
   }
 
   #answer(reply: ThreadReply): void {
-    if (reply.type !== 'bytes' && reply.type !== 'error') return;
+    if (reply.type !== 'bytes' && reply.type !== 'embedded' && reply.type !== 'error') return;
     const waiting = this.#waiting.get(reply.id);
     if (!waiting) return;
     this.#waiting.delete(reply.id);
     if (this.#waiting.size === 0) this.#worker.unref();
     if (reply.type === 'bytes') waiting.resolve(reply.blocks);
+    else if (reply.type === 'embedded') waiting.resolve(reply.ids);
+    // A statement's failure keeps PostgreSQL's code (toStoreError reads it).
+    else if (reply.error.code) waiting.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
     else waiting.reject(threadFailure(`the embedded database failed: ${reply.error.name}: ${reply.error.message}`));
   }
 

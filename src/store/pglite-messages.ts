@@ -1,4 +1,5 @@
 // What the main thread and the embedded engine's thread say to each other.
+import type { EmbeddedDocument } from './document-writes.js';
 
 export interface ThreadStart {
   /** The cluster's directory; null keeps it in memory. */
@@ -9,11 +10,18 @@ export interface ThreadStart {
   snapshot: Blob | null;
 }
 
-export type ThreadRequest = { type: 'bytes'; id: number; bytes: Uint8Array } | { type: 'close' };
+export type ThreadRequest =
+  | { type: 'bytes'; id: number; bytes: Uint8Array }
+  /** Documents from precomputed embeddings to write, joined with the others waiting (embedded-batch.ts). */
+  | { type: 'embedded'; id: number; items: EmbeddedDocument[] }
+  | { type: 'close' };
 
 export type ThreadReply =
   | { type: 'ready' }
   | { type: 'failed'; error: { name: string; message: string } }
   | { type: 'bytes'; id: number; blocks: Uint8Array[] }
-  | { type: 'error'; id: number; error: { name: string; message: string } }
+  /** The documents' ids in order, or null when a webhook watches one of their workspaces (nothing written). */
+  | { type: 'embedded'; id: number; ids: number[] | null }
+  /** `code`: PostgreSQL's, when a statement failed; without it the thread itself failed. */
+  | { type: 'error'; id: number; error: { name: string; message: string; code?: string } }
   | { type: 'closed' };

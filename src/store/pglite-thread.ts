@@ -3,6 +3,7 @@
 // takes the protocol's bytes as a client would send them and answers with the server's.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+import { batchCallMessages, documentIdsInOrder, embeddedBatchArguments, readBatchAnswer, statusAfter, type BatchAnswer } from './embedded-batch.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 
 const start = workerData as ThreadStart;
@@ -63,19 +64,86 @@ async function answer(message: Uint8Array): Promise<Uint8Array[]> {
 // Requests run one at a time in the order they came: they are one session's protocol stream.
 let queue: Promise<void> = Promise.resolve();
 
+// Documents from precomputed embeddings (embedded-batch.ts) wait here and are written together
+// when the session is between statements: the next write starts as the last one ends, without
+// a round trip through the main thread. The session's transaction status comes from each
+// answer's ReadyForQuery; a write never runs inside a transaction node-postgres has open.
+type EmbeddedRequest = Extract<ThreadRequest, { type: 'embedded' }>;
+const waiting: EmbeddedRequest[] = [];
+/** Documents in one statement at most: bounds its time on this thread. */
+const MAX_DOCUMENTS = 128;
+let status: string | null = 'I';
+let parsed = false;
+let scheduled = false;
+
+function scheduleWrite(): void {
+  if (scheduled || waiting.length === 0 || status !== 'I') return;
+  scheduled = true;
+  // PGlite runs a statement synchronously, and each message's promise jobs run before the next
+  // message is delivered: waiting a turn lets the messages that came meanwhile join this write.
+  // It then queues behind the protocol requests already queued, which a stream of writes must not hold up.
+  setImmediate(() => (queue = queue.then(writeWaiting)));
+}
+
+async function call(requests: EmbeddedRequest[]): Promise<BatchAnswer> {
+  const blocks = await answer(batchCallMessages(embeddedBatchArguments(requests.flatMap((r) => r.items)), parsed));
+  status = statusAfter(blocks);
+  const result = readBatchAnswer(blocks);
+  parsed ||= result.parsed;
+  return result;
+}
+
+function settle(request: EmbeddedRequest, result: BatchAnswer): void {
+  if (result.error) reply({ type: 'error', id: request.id, error: { name: 'DatabaseError', ...result.error } });
+  else reply({ type: 'embedded', id: request.id, ids: documentIdsInOrder(request.items, result.rows) });
+}
+
+/** Writes the waiting requests as one statement; when it fails or a webhook watches, each alone. */
+async function writeWaiting(): Promise<void> {
+  scheduled = false;
+  if (status !== 'I' || waiting.length === 0) return;
+  let documents = 0;
+  let count = 0;
+  while (count < waiting.length && (count === 0 || documents + waiting[count].items.length <= MAX_DOCUMENTS)) documents += waiting[count++].items.length;
+  const requests = waiting.splice(0, count);
+  try {
+    const joined = await call(requests);
+    if (requests.length === 1) {
+      settle(requests[0], joined);
+    } else if (!joined.error && joined.rows.length > 0) {
+      const ids = documentIdsInOrder(requests.flatMap((r) => r.items), joined.rows)!;
+      let offset = 0;
+      for (const request of requests) reply({ type: 'embedded', id: request.id, ids: ids.slice(offset, (offset += request.items.length)) });
+    } else {
+      for (const request of requests) settle(request, await call([request]));
+    }
+  } catch (error) {
+    for (const request of requests) reply({ type: 'error', id: request.id, error: failure(error) });
+  }
+  scheduleWrite();
+}
+
 port.on('message', (request: ThreadRequest) => {
+  if (request.type === 'embedded') {
+    waiting.push(request);
+    scheduleWrite();
+    return;
+  }
   queue = queue.then(async () => {
     if (request.type === 'close') {
       await pglite.close();
+      for (const left of waiting.splice(0)) reply({ type: 'error', id: left.id, error: { name: 'Error', message: 'the embedded database has closed' } });
       reply({ type: 'closed' });
       port.close();
       return;
     }
     try {
       const blocks = await answer(request.bytes);
+      status = statusAfter(blocks);
       reply({ type: 'bytes', id: request.id, blocks }, blocks.map((b) => b.buffer as ArrayBuffer));
     } catch (error) {
       reply({ type: 'error', id: request.id, error: failure(error) });
     }
+    scheduleWrite();
   });
 });

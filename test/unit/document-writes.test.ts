@@ -128,3 +128,60 @@ describe.each(ENGINES)('embedded documents written in one statement (%s)', (engi
     expect(await count()).toBe(before);
   });
 });
+
+describe("embedded documents written on the embedded engine's thread", () => {
+  let store: TestStore;
+  let quiet: number;
+  let watched: number;
+
+  beforeAll(async () => {
+    store = await openTestStore('pglite');
+    quiet = await ensureWorkspace(store.db, 'quiet');
+    watched = await ensureWorkspace(store.db, 'watched');
+    await insertWebhook(store.db, { workspaceId: watched, url: 'http://127.0.0.1:9/hook', events: ['task.completed'], description: null, secret: 's' });
+  });
+  afterAll(async () => {
+    await store.close();
+  });
+
+  const documentsOf = async (ids: number[]) =>
+    (await store.db.selectFrom('documents').select(['id', 'task_identifier']).where('id', 'in', ids).orderBy('id').execute()).map((d) => d.task_identifier);
+
+  it('stores each batch sent together, answers a failing or watched one alone, and counts the writes', async () => {
+    const first = [item(quiet, 10, vector(8, 10)), item(quiet, 11, null)];
+    const failing = [item(quiet, 12, vector(8, 12)), item(987654, 13, vector(8, 13))];
+    const watchedOne = [item(watched, 14, vector(8, 14))];
+    const last = [item(quiet, 15, vector(1536, 15))];
+    const writes = store.localWrites!.count;
+    // The thread is busy with a statement while the batches arrive, so they wait there together.
+    const busy = sql`SELECT count(*) FROM generate_series(1, 2000000)`.execute(store.db);
+    await new Promise((resolve) => setImmediate(resolve));
+    const [a, b, c, d] = await Promise.allSettled([first, failing, watchedOne, last].map((items) => store.writeEmbedded!(items)));
+    await busy;
+    expect(a.status === 'fulfilled' && (await documentsOf(a.value!))).toEqual(first.map((i) => i.document.taskIdentifier));
+    // A workspace that does not exist: the foreign key refuses the batch, and only it.
+    expect(b.status).toBe('rejected');
+    expect(await store.db.selectFrom('documents').select('id').where('task_identifier', 'in', failing.map((i) => i.document.taskIdentifier)).execute()).toEqual([]);
+    expect(c).toEqual({ status: 'fulfilled', value: null });
+    expect(d.status === 'fulfilled' && (await documentsOf(d.value!))).toEqual(last.map((i) => i.document.taskIdentifier));
+    expect(store.localWrites!.count).toBeGreaterThanOrEqual(writes + 2);
+  });
+
+  it('waits for a transaction the session has open and writes outside it', async () => {
+    const items = [item(quiet, 20, vector(8, 20))];
+    let written: Promise<number[] | null> | undefined;
+    let settled = false;
+    await expect(
+      store.db.transaction().execute(async (trx) => {
+        await sql`SELECT 1`.execute(trx);
+        written = store.writeEmbedded!(items);
+        void written.finally(() => (settled = true));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(settled).toBe(false);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    const ids = await written!;
+    expect(await documentsOf(ids!)).toEqual([items[0].document.taskIdentifier]);
+  });
+});
