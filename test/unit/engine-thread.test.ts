@@ -28,6 +28,12 @@ describe('the embedded engine on its own thread', () => {
     expect(results.map((r) => r.rows[0])).toEqual(values.map((v) => ({ v, s: 'x'.repeat(v) })));
   });
 
+  it('starts with a small cache and WAL segments that are not zero-filled', async () => {
+    const setting = async (name: string) => (await sql<{ value: string }>`SELECT current_setting(${name}) AS value`.execute(store.db)).rows[0].value;
+    expect(await setting('wal_init_zero')).toBe('off');
+    expect(await setting('shared_buffers')).not.toBe('128MB');
+  });
+
   it('carries large values both ways', async () => {
     const body = 'é'.repeat(3_000_000);
     await sql`INSERT INTO t VALUES (1, ${body})`.execute(store.db);
