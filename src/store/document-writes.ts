@@ -12,19 +12,12 @@ import {
   updateMetadata,
   type DeletedDocument,
   type DocumentRow,
-  type NewDocument,
-  type NewPage,
 } from './documents.js';
-import { documentIdsInOrder, EMBEDDED_BATCH_SQL, embeddedBatchArguments } from './embedded-batch.js';
+import { documentIdsInOrder, EMBEDDED_BATCH_SQL, embeddedBatchArguments, type EmbeddedDocument } from './embedded-batch.js';
 import type { AlsoWrite, Database } from './schema.js';
-import { insertTasks, type NewTask } from './tasks.js';
+import { insertTasks } from './tasks.js';
 
-/** A one-page document and its task, recorded as done: the document id is filled in. */
-export interface EmbeddedDocument {
-  document: NewDocument & { taskIdentifier: string };
-  page: NewPage;
-  task: Omit<NewTask, 'documentId'>;
-}
+export type { EmbeddedDocument } from './embedded-batch.js';
 
 /**
  * Inserts the documents, their pages and their tasks in one transaction, with `also` (their

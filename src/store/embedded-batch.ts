@@ -3,7 +3,15 @@
 // them (array literals as text, the vectors as one binary parameter). The server engine runs it
 // through Kysely; the embedded engine's thread (pglite-thread.ts) runs it itself.
 import { serialize } from 'pg-protocol';
-import type { EmbeddedDocument } from './document-writes.js';
+import type { NewDocument, NewPage } from './documents.js';
+import type { NewTask } from './tasks.js';
+
+/** A one-page document and its task, recorded as done: the document id is filled in. */
+export interface EmbeddedDocument {
+  document: NewDocument & { taskIdentifier: string };
+  page: NewPage;
+  task: Omit<NewTask, 'documentId'>;
+}
 
 export const EMBEDDED_BATCH_SQL = `SELECT id, task_identifier FROM insert_embedded_documents(
   $1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],

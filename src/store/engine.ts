@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { Kysely, Migrator, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_EMBEDDED_CACHE_MB } from '../config.js';
-import type { EmbeddedDocument } from './document-writes.js';
+import type { EmbeddedDocument } from './embedded-batch.js';
 import type { Database } from './schema.js';
 import { toStoreError, translatingPool } from './errors.js';
 import { migrationProvider } from './migrations/index.js';

@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events';
 import type { Worker } from 'node:worker_threads';
 import { parse, serialize } from 'pg-protocol';
-import type { EmbeddedDocument } from './document-writes.js';
+import type { EmbeddedDocument } from './embedded-batch.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 import { startWorker } from '../worker-entry.js';
 

@@ -1,5 +1,5 @@
 // What the main thread and the embedded engine's thread say to each other.
-import type { EmbeddedDocument } from './document-writes.js';
+import type { EmbeddedDocument } from './embedded-batch.js';
 
 export interface ThreadStart {
   /** The cluster's directory; null keeps it in memory. */
