@@ -98,7 +98,7 @@ export function batchCallMessages(args: BatchArgument[], parsed: boolean): Uint8
     serialize.execute(),
     serialize.sync(),
   ];
-  // A buffer of its own (serialize's may share one), so it can be handed over without a copy.
+  // A buffer of its own: serialize's writer reuses one for the next message.
   return new Uint8Array(Buffer.concat(messages));
 }
 

@@ -81,7 +81,8 @@ function scheduleWrite(): void {
   scheduled = true;
   // PGlite runs a statement synchronously, and each message's promise jobs run before the next
   // message is delivered: waiting a turn lets the messages that came meanwhile join this write.
-  // It then queues behind the protocol requests already queued, which a stream of writes must not hold up.
+  // It then queues behind the protocol requests already there: a stream of writes must not hold
+  // them up.
   setImmediate(() => (queue = queue.then(writeWaiting)));
 }
 
