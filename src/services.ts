@@ -73,9 +73,7 @@ export function createServices(parts: ServiceParts) {
   const optimizer = new Optimizer({ db, catalogue: new MetadataCatalogue(db), llm, onLlmError: parts.onOptimizerLlmError });
   // A few transactions at once on a server. The embedded engine's thread joins the batches that
   // wait there and writes them as one statement once the last one ends, so they go at once.
-  const embeddingIngester = store.writeEmbedded
-    ? new EmbeddingIngester(db, EMBEDDED_WRITERS, parts.onWebhookEvents, store.writeEmbedded)
-    : new EmbeddingIngester(db, 4, parts.onWebhookEvents);
+  const embeddingIngester = new EmbeddingIngester(db, store.writeEmbedded ? EMBEDDED_WRITERS : 4, parts.onWebhookEvents, store.writeEmbedded ?? undefined);
   const deletion = { db, blobs, onEvents: parts.onWebhookEvents };
   const webhooks = { db, urlAllowlist: parts.urlAllowlist, resolveTimeoutMs: parts.webhookResolveTimeoutMs };
   const accept = { db, blobs, maxFileBytes: parts.maxFileBytes, onEnqueue: parts.onEnqueue };

@@ -3,7 +3,15 @@
 // takes the protocol's bytes as a client would send them and answers with the server's.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import { batchCallMessages, documentIdsInOrder, embeddedBatchArguments, readBatchAnswer, statusAfter, type BatchAnswer } from './embedded-batch.js';
+import {
+  batchCallMessages,
+  documentIdsInOrder,
+  embeddedBatchArguments,
+  readBatchAnswer,
+  statusAfter,
+  type BatchAnswer,
+  type EmbeddedDocument,
+} from './embedded-batch.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 
 const start = workerData as ThreadStart;
@@ -86,8 +94,8 @@ function scheduleWrite(): void {
   setImmediate(() => (queue = queue.then(writeWaiting)));
 }
 
-async function call(requests: EmbeddedRequest[]): Promise<BatchAnswer> {
-  const blocks = await answer(batchCallMessages(embeddedBatchArguments(requests.flatMap((r) => r.items)), parsed));
+async function call(items: EmbeddedDocument[]): Promise<BatchAnswer> {
+  const blocks = await answer(batchCallMessages(embeddedBatchArguments(items), parsed));
   status = statusAfter(blocks);
   const result = readBatchAnswer(blocks);
   parsed ||= result.parsed;
@@ -108,15 +116,16 @@ async function writeWaiting(): Promise<void> {
   while (count < waiting.length && (count === 0 || documents + waiting[count].items.length <= MAX_DOCUMENTS)) documents += waiting[count++].items.length;
   const requests = waiting.splice(0, count);
   try {
-    const joined = await call(requests);
+    const items = requests.flatMap((r) => r.items);
+    const joined = await call(items);
     if (requests.length === 1) {
       settle(requests[0], joined);
     } else if (!joined.error && joined.rows.length > 0) {
-      const ids = documentIdsInOrder(requests.flatMap((r) => r.items), joined.rows)!;
+      const ids = documentIdsInOrder(items, joined.rows)!;
       let offset = 0;
       for (const request of requests) reply({ type: 'embedded', id: request.id, ids: ids.slice(offset, (offset += request.items.length)) });
     } else {
-      for (const request of requests) settle(request, await call([request]));
+      for (const request of requests) settle(request, await call(request.items));
     }
   } catch (error) {
     for (const request of requests) reply({ type: 'error', id: request.id, error: failure(error) });
