@@ -1,6 +1,6 @@
 // The blob store: original file bytes under FOLIO_DATA_DIR/blobs, addressed by key.
 // Writes go to a temporary name first, so a reader never sees half a file.
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -28,11 +28,18 @@ export class BlobStore {
     return resolved;
   }
 
-  /** Streams `source` into `key`, failing with BlobTooLargeError past `limitBytes`; returns the size. */
+  /**
+   * Streams `source` into `key`, failing with BlobTooLargeError past `limitBytes`; returns the size.
+   * A failed write leaves nothing behind, not even the key's folder.
+   */
   async write(key: string, source: Readable, limitBytes: number): Promise<number> {
     const target = this.pathOf(key);
-    await fs.mkdir(path.dirname(target), { recursive: true });
+    const folder = path.dirname(target);
+    await fs.mkdir(folder, { recursive: true });
     const temp = `${target}.part-${process.pid}`;
+    // Opened before streaming: a write stream opens its file on its own time, so one that fails
+    // early could create the file after the clean-up below had removed it.
+    const handle = await fs.open(temp, 'w');
     let size = 0;
     try {
       await pipeline(
@@ -44,12 +51,14 @@ export class BlobStore {
             yield chunk;
           }
         },
-        createWriteStream(temp),
+        handle.createWriteStream(),
       );
       await fs.rename(temp, target);
       return size;
     } catch (error) {
+      await handle.close().catch(() => undefined);
       await fs.rm(temp, { force: true });
+      await fs.rmdir(folder).catch(() => undefined);
       throw error;
     }
   }
