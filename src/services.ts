@@ -34,9 +34,6 @@ import { issueKey, revokeWorkspaceKey, workspaceKeys } from './workspaces/admin.
 import type { KeyResolver, Principal } from './workspaces/keys.js';
 import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from './webhooks/service.js';
 
-/** Embedding-ingest batches in flight to the embedded engine's thread. */
-const EMBEDDED_WRITERS = 8;
-
 export interface ServiceParts {
   store: Store;
   index: PageIndex;
@@ -71,9 +68,7 @@ export function createServices(parts: ServiceParts) {
   const { store, index, embedder, llm, blobs } = parts;
   const { db } = store;
   const optimizer = new Optimizer({ db, catalogue: new MetadataCatalogue(db), llm, onLlmError: parts.onOptimizerLlmError });
-  // A few transactions at once on a server. The embedded engine's thread joins the batches that
-  // wait there and writes them as one statement once the last one ends, so they go at once.
-  const embeddingIngester = new EmbeddingIngester(db, store.writeEmbedded ? EMBEDDED_WRITERS : 4, parts.onWebhookEvents, store.writeEmbedded ?? undefined);
+  const embeddingIngester = EmbeddingIngester.forStore(store, parts.onWebhookEvents);
   const deletion = { db, blobs, onEvents: parts.onWebhookEvents };
   const webhooks = { db, urlAllowlist: parts.urlAllowlist, resolveTimeoutMs: parts.webhookResolveTimeoutMs };
   const accept = { db, blobs, maxFileBytes: parts.maxFileBytes, onEnqueue: parts.onEnqueue };

@@ -1,7 +1,7 @@
 // Embedding-ingest benchmark over real HTTP:
 // `npx tsx bench/ingest-embedding/run.ts [--engine pglite|postgres|both] [--seconds N] [--server worktree|head|tsx] [--profile DIR]`.
 // See README.md.
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,7 +11,9 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
+import { EmbeddingIngester, type EmbeddingIngestInput } from '../../src/documents/ingest-embedding.js';
 import { openStore, type Engine, type Store } from '../../src/store/engine.js';
+import { ensureWorkspace } from '../../src/store/workspaces.js';
 import { buildTree, spawnServe, type ServeCommand } from '../lib/tree.js';
 
 const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -77,6 +79,9 @@ function body(): string {
   const externalId = n % 2 === 0 ? `,"external_id":"bench-${n}"` : '';
   return `{"embedding":${pick(vectors)},"content":${pick(contents)},"metadata":${JSON.stringify(metadata)}${externalId}}`;
 }
+
+/** The same kind of bodies, parsed once, for the in-process reference (no HTTP, no JSON). */
+const parsedBodies = Array.from({ length: 128 }, () => JSON.parse(body()) as EmbeddingIngestInput);
 
 // ---------------------------------------------------------------------------------------------
 // The server process, started the way users run it.
@@ -230,7 +235,57 @@ async function load(server: Server, clients: number, durationS: number): Promise
 }
 
 // ---------------------------------------------------------------------------------------------
-// One engine: fresh store, server, warm-up, the levels, then the durability check.
+// References measured in the same run, since this machine's speed drifts: what HTTP and
+// JSON.parse of these bodies alone allow, and what Folio's ingester does without HTTP.
+
+// Reads each body, parses it and answers as the ingest route does, storing nothing.
+const FLOOR_SERVER = `require('node:http').createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    JSON.parse(Buffer.concat(chunks).toString());
+    res.writeHead(201, { 'content-type': 'application/json' });
+    res.end('{"data":{"task_identifier":"IngestEmbedding:00000000-0000-0000-0000-000000000000","file_path":"embedding/00000000-0000-0000-0000-000000000000","external_id":null,"document_id":1}}');
+  });
+}).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('ready'));`;
+
+async function httpFloor(clients: number): Promise<Level> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['-e', FLOOR_SERVER], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`the bare server exited with ${code}`)));
+  });
+  const server = { port, child, output: () => '' };
+  try {
+    await load(server, Math.max(...CONCURRENCY), 1);
+    return await load(server, clients, seconds);
+  } finally {
+    await stopServer(server);
+  }
+}
+
+/** Folio's ingester on `store` in this process, `inFlight` ingests outstanding, for `seconds`: documents/s. */
+async function inProcess(store: Store, inFlight: number): Promise<number> {
+  const workspaceId = await ensureWorkspace(store.db, 'bench-in-process');
+  const ingester = EmbeddingIngester.forStore(store);
+  let sent = 0;
+  let created = 0;
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  const loop = async () => {
+    while (performance.now() < deadline) {
+      await ingester.ingest(workspaceId, parsedBodies[sent++ % parsedBodies.length]);
+      created++;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, loop));
+  return created / ((performance.now() - start) / 1000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One engine: fresh store, server, warm-up, the levels, the durability check, then the
+// in-process reference on the same store.
 
 interface EngineResult {
   engine: Engine;
@@ -238,11 +293,14 @@ interface EngineResult {
   created: number;
   stored: number;
   background: number;
+  /** Documents/s of the ingester in this process, by ingests in flight. */
+  inProcess: Map<number, number>;
 }
 
 async function runEngine(engine: Engine): Promise<EngineResult> {
   let env: Record<string, string>;
   let openCheckStore: () => Promise<Store>;
+  let openReferenceStore: () => Promise<Store>;
   let cleanup: () => Promise<void>;
   let count: (store: Store) => Promise<number>;
 
@@ -250,6 +308,7 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-bench-'));
     env = { FOLIO_DATA_DIR: dataDir, DATABASE_URL: '' };
     openCheckStore = () => openStore({ databaseUrl: null, dataDir });
+    openReferenceStore = openCheckStore;
     count = async (store) => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM documents`.execute(store.db)).rows[0].n);
     cleanup = () => rm(dataDir, { recursive: true, force: true });
   } else {
@@ -261,6 +320,7 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
     const options = encodeURIComponent(`-c statement_timeout=30000 -c search_path=${schema}`);
     env = { DATABASE_URL: `${POSTGRES_URL}?options=${options}` };
     openCheckStore = async () => admin;
+    openReferenceStore = () => openStore({ databaseUrl: POSTGRES_URL, dataDir: null, schema });
     // Schema-qualified, so documents written anywhere else would show as missing here.
     count = async (store) =>
       Number((await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.id(schema, 'documents')}`.execute(store.db)).rows[0].n);
@@ -290,12 +350,22 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
       await stopServer(server); // releases the data dir lock so that the store can be opened here
     }
     const created = warmupCreated + levels.reduce((n, l) => n + l.created, 0);
-    const store = await openCheckStore();
+    const checkStore = await openCheckStore();
+    let stored: number;
     try {
-      return { engine, levels, created, stored: await count(store), background };
+      stored = await count(checkStore);
     } finally {
-      if (store.engine === 'pglite') await store.close();
+      if (checkStore.engine === 'pglite') await checkStore.close();
     }
+    const inProcessRates = new Map<number, number>();
+    const store = await openReferenceStore();
+    try {
+      for (const inFlight of [8, 32]) inProcessRates.set(inFlight, await inProcess(store, inFlight));
+    } finally {
+      await store.close();
+    }
+    console.error(`[${engine}] in process: ${[...inProcessRates].map(([n, rate]) => `${rate.toFixed(0)}/s with ${n} in flight`).join(', ')}`);
+    return { engine, levels, created, stored, background, inProcess: inProcessRates };
   } finally {
     await cleanup();
   }
@@ -307,7 +377,7 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
 
-function report(results: EngineResult[]): void {
+function report(results: EngineResult[], floor: Level): void {
   const header = ['engine', 'clients', 'requests', 'ingests/s', 'aim/s', 'p50 ms', 'p99 ms', 'errors', 'server cpu ms/req', 'client cpu ms/req', 'machine cpu busy'];
   const rows = results.flatMap(({ engine, levels }) =>
     levels.map((l) => {
@@ -335,6 +405,7 @@ function report(results: EngineResult[]): void {
   console.log(line(widths.map((w) => '-'.repeat(w))));
   rows.forEach((r) => console.log(line(r)));
   console.log();
+  console.log(`Reference, same run: a bare node:http server that parses each body and stores nothing, 8 clients: ${(floor.requests / floor.seconds).toFixed(0)} requests/s (its cpu ${((1000 * floor.serverCpu) / floor.requests).toFixed(2)} ms/req)`);
   for (const r of results) {
     const best = Math.max(...r.levels.map((l) => l.created / l.seconds));
     console.log(`${r.engine}: best ${best.toFixed(0)} ingests/s, aim >= ${AIM[r.engine]}/s: ${best >= AIM[r.engine] ? 'met' : 'MISSED'}`);
@@ -343,6 +414,9 @@ function report(results: EngineResult[]): void {
       const rate = eight.created / eight.seconds;
       console.log(`  issue 12, 8 clients >= ${AIM_PGLITE_8_CLIENTS}/s: ${rate.toFixed(0)}/s, ${rate >= AIM_PGLITE_8_CLIENTS ? 'met' : 'MISSED'}`);
     }
+    const inProcess = [...r.inProcess].map(([n, rate]) => `${rate.toFixed(0)}/s with ${n} in flight`).join(', ');
+    const over = eight && r.inProcess.get(8) ? ` (over HTTP with 8 clients: ${((100 * eight.created) / eight.seconds / r.inProcess.get(8)!).toFixed(0)}% of it)` : '';
+    console.log(`  reference, the same ingester in this process without HTTP or JSON, after the run: ${inProcess}${over}`);
     console.log(`  CPU already busy before the run (other processes): ${(100 * r.background).toFixed(0)}% of ${availableParallelism()} cores`);
     for (const l of r.levels) if (l.firstError) console.log(`  first error at ${l.clients} clients: ${l.firstError}`);
     const ok = r.stored === r.created;
@@ -352,7 +426,9 @@ function report(results: EngineResult[]): void {
   }
 }
 
+const floor = await httpFloor(8);
+console.error(`[reference] bare node:http: ${(floor.requests / floor.seconds).toFixed(0)} requests/s with 8 clients`);
 const results: EngineResult[] = [];
 for (const engine of engines) results.push(await runEngine(engine));
 agent.destroy();
-report(results);
+report(results, floor);

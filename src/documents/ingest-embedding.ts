@@ -11,6 +11,7 @@ import { segmentPage } from '../text/segmentation.js';
 import { normalizeVector } from '../search/vectors.js';
 import { insertEmbeddedDocuments, insertEmbeddedDocumentsUnwatched, type EmbeddedDocument } from '../store/document-writes.js';
 import type { NewPage } from '../store/documents.js';
+import type { Store } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
 import { assertStorableText } from '../text/json-text.js';
 import { recordEvents, taskEvent } from '../webhooks/events.js';
@@ -20,6 +21,12 @@ export const PRECOMPUTED_MODEL = 'precomputed';
 
 /** Documents per transaction: bounds a statement's time on the embedded engine's thread. */
 const MAX_BATCH = 128;
+
+/**
+ * Batches in flight at once. A few transactions on a server; on the embedded engine every batch
+ * goes to its thread as it closes, and the thread joins those waiting there into one statement.
+ */
+const WRITERS = { server: 4, embedded: 8 } as const;
 
 export interface EmbeddingIngestInput {
   embedding: number[];
@@ -122,6 +129,13 @@ async function writeBatch(db: Kysely<Database>, writeUnwatched: UnwatchedWriter,
 export class EmbeddingIngester {
   private readonly queue: Pending[] = [];
   private writers = 0;
+
+  /** The ingester for `store`: on the embedded engine it writes through the engine's thread. */
+  static forStore(store: Pick<Store, 'db' | 'writeEmbedded'>, onEvents?: () => void): EmbeddingIngester {
+    return store.writeEmbedded
+      ? new EmbeddingIngester(store.db, WRITERS.embedded, onEvents, store.writeEmbedded)
+      : new EmbeddingIngester(store.db, WRITERS.server, onEvents);
+  }
 
   constructor(
     private readonly db: Kysely<Database>,
