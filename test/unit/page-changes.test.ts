@@ -2,7 +2,7 @@
 // change once, a write that commits after an older transaction began still seen, and no
 // read at all while the store's snapshot stays the one the index last read at.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { deleteDocuments, insertDocument, insertPages } from '../../src/store/documents.js';
 import { pageChangesSince, type PageChanges, type ReadPosition } from '../../src/store/pages.js';
 import type { Database } from '../../src/store/schema.js';
@@ -27,14 +27,41 @@ describe.each(ENGINES)('page changes on %s', (engine) => {
 
   afterAll(() => store.close());
 
+  /**
+   * The changes in `result` not already read in `before`. On the server, a snapshot's xmin is the
+   * whole server's: another session's open transaction (another test file's) can hold it back,
+   * and a window from it then repeats changes already read, which the page index applies again
+   * harmlessly.
+   */
+  function newChanges(result: PageChanges, ...before: PageChanges[]): PageChanges['changes'] {
+    const seen = new Set(before.flatMap((b) => b.changes.map((c) => `${c.kind}:${c.pageId}`)));
+    return result.changes.filter((c) => !seen.has(`${c.kind}:${c.pageId}`));
+  }
+
+  /**
+   * What a read at `position` returns, then a second read at the position the first returned,
+   * in one repeatable-read transaction: its snapshot stays the same, which other sessions of the
+   * server would otherwise move at any time by starting transactions of their own.
+   */
+  async function readTwiceAtOneSnapshot(position: ReadPosition): Promise<[PageChanges, PageChanges]> {
+    return store.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        const first = await pageChangesSince(trx, workspaceId, position);
+        return [first, await pageChangesSince(trx, workspaceId, first)];
+      });
+  }
+
   it('reads each change once and nothing at the snapshot it last read', async () => {
     const a = await addPage(store.db, 'a');
     const first = await pageChangesSince(store.db, workspaceId, START);
     expect(first.changes).toEqual([{ kind: 'insert', pageId: a.pageId }]);
     expect(first.documentsChanged).toBe(true);
 
-    const unchanged = await pageChangesSince(store.db, workspaceId, first);
-    expect(unchanged).toEqual({ ...first, changes: [], documentsChanged: false });
+    const [again, unchanged] = await readTwiceAtOneSnapshot(first);
+    expect(newChanges(again, first)).toEqual([]);
+    expect(unchanged).toEqual({ ...again, changes: [], documentsChanged: false });
 
     await deleteDocuments(store.db, workspaceId, [a.documentId]);
     const afterDelete = await pageChangesSince(store.db, workspaceId, unchanged);
@@ -54,15 +81,26 @@ describe.each(ENGINES)('page changes on %s', (engine) => {
       await new Promise<void>((resolve) => (commit = resolve));
     });
     const latePage = await late;
+    // Another session commits transactions all along, as other test files do on this server:
+    // each moves the server's snapshot.
+    let ticking = true;
+    const ticker = (async () => {
+      while (ticking) await sql`SELECT pg_current_xact_id()`.execute(store.db);
+    })();
     let seen: PageChanges;
     try {
       const before = await pageChangesSince(store.db, workspaceId, START);
       const early = await addPage(store.db, 'early');
       seen = await pageChangesSince(store.db, workspaceId, before);
-      expect(seen.changes).toEqual([{ kind: 'insert', pageId: early.pageId }]);
-      // The window from the held-back xmin still holds that insert; the snapshot has not moved.
-      expect(await pageChangesSince(store.db, workspaceId, seen)).toEqual({ ...seen, changes: [], documentsChanged: false });
+      expect(newChanges(seen, before)).toEqual([{ kind: 'insert', pageId: early.pageId }]);
+      // The window from the held-back xmin still holds that insert, and the late page is not
+      // committed: at an unchanged snapshot nothing is read.
+      const [again, unchanged] = await readTwiceAtOneSnapshot(seen);
+      expect(again.changes).not.toContainEqual({ kind: 'insert', pageId: latePage.pageId });
+      expect(unchanged).toEqual({ ...again, changes: [], documentsChanged: false });
     } finally {
+      ticking = false;
+      await ticker;
       commit();
       await open;
     }
