@@ -4,6 +4,7 @@
 // through Kysely; the embedded engine's thread (pglite-thread.ts) runs it itself.
 import { serialize } from 'pg-protocol';
 import type { NewDocument, NewPage } from './documents.js';
+import { encodeEmbedding } from './embedding-bytes.js';
 import type { NewTask } from './tasks.js';
 
 /** A one-page document and its task, recorded as done: the document id is filled in. */
@@ -44,7 +45,7 @@ export function embeddedBatchArguments(items: readonly EmbeddedDocument[]): Batc
   });
   // The embeddings travel as one binary parameter, each at its offset (1-based): in an array
   // they would be hex text, twice the bytes, for both sides to encode and decode.
-  const vectors = items.map(({ page }) => (page.embedding ? Buffer.from(page.embedding.buffer, page.embedding.byteOffset, page.embedding.byteLength) : null));
+  const vectors = items.map(({ page }) => (page.embedding ? encodeEmbedding(page.embedding) : null));
   let offset = 1;
   const embeddingAt = vectors.map((v) => (v ? (offset += v.byteLength) - v.byteLength : null));
   return [

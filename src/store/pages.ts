@@ -2,7 +2,8 @@
 // indexes (embedding and tsvector), a query's lexemes, and the contents of results.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import { decodeEmbeddings, embeddingText } from './documents.js';
+import { embeddingText } from './documents.js';
+import { decodeEmbeddings } from './embedding-bytes.js';
 
 export interface PageChange {
   kind: 'insert' | 'delete';

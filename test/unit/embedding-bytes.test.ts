@@ -1,7 +1,7 @@
 // Stored embeddings read as base64 text (as PostgreSQL's encode(embedding, 'base64') writes it,
 // lines of 76 characters) decode to the vectors encoded, all into one buffer.
 import { describe, expect, it } from 'vitest';
-import { decodeEmbeddings, encodeEmbedding } from '../../src/store/documents.js';
+import { decodeEmbeddings, encodeEmbedding } from '../../src/store/embedding-bytes.js';
 
 /** PostgreSQL's base64: standard alphabet, a newline after every 76 characters. */
 function postgresBase64(bytes: Buffer): string {
