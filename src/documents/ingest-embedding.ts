@@ -8,6 +8,8 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ValidationError } from '../errors.js';
 import { segmentPage } from '../text/segmentation.js';
+import { cachedEnglishLexeme, pageTsvector, type WordLexeme } from '../search/page-tsvector.js';
+import { engineEnglishRules } from '../search/query-terms.js';
 import { normalizeVector } from '../search/vectors.js';
 import { insertEmbeddedDocuments, insertEmbeddedDocumentsUnwatched, type EmbeddedDocument } from '../store/document-writes.js';
 import type { NewPage } from '../store/documents.js';
@@ -129,11 +131,13 @@ async function writeBatch(db: Kysely<Database>, writeUnwatched: UnwatchedWriter,
 export class EmbeddingIngester {
   private readonly queue: Pending[] = [];
   private writers = 0;
+  /** The engine's stemmer, once checked against english-lexeme.ts; null when it differs. */
+  private lexemes: Promise<WordLexeme | null> | null = null;
 
   /** The ingester for `store`: on the embedded engine it writes through the engine's thread. */
   static forStore(store: Pick<Store, 'db' | 'writeEmbedded'>, onEvents?: () => void): EmbeddingIngester {
     return store.writeEmbedded
-      ? new EmbeddingIngester(store.db, WRITERS.embedded, onEvents, store.writeEmbedded)
+      ? new EmbeddingIngester(store.db, WRITERS.embedded, onEvents, store.writeEmbedded, true)
       : new EmbeddingIngester(store.db, WRITERS.server, onEvents);
   }
 
@@ -145,6 +149,12 @@ export class EmbeddingIngester {
     private readonly onEvents: () => void = () => {},
     /** The embedded engine's thread joins the batches waiting there (`Store.writeEmbedded`). */
     private readonly writeUnwatched: UnwatchedWriter = (items) => insertEmbeddedDocumentsUnwatched(db, items),
+    /**
+     * Whether pages come with their tsvector where page-tsvector.ts covers the text. On the
+     * embedded engine the parser is half the work of its one thread, while this process has
+     * a core to spare; a server's processes already run beside this one.
+     */
+    private readonly computesTsvector = false,
   ) {}
 
   /** Stores the document; resolves once its transaction committed. */
@@ -169,6 +179,8 @@ export class EmbeddingIngester {
 
   private async write(batch: Pending[]): Promise<void> {
     try {
+      const lexemeOf = this.computesTsvector ? await this.wordLexeme() : null;
+      if (lexemeOf) for (const p of batch) if (p.page.tsv === undefined) p.page.tsv = pageTsvector(p.page.content, lexemeOf);
       const { ids, deliveries } = await writeBatch(this.db, this.writeUnwatched, batch);
       if (deliveries > 0) this.onEvents();
       batch.forEach((p, i) =>
@@ -182,5 +194,17 @@ export class EmbeddingIngester {
       // The failure may belong to one request: each then gets its own answer.
       for (const p of batch) await this.write([p]);
     }
+  }
+
+  private wordLexeme(): Promise<WordLexeme | null> {
+    this.lexemes ??= engineEnglishRules(this.db).then(
+      (rules) => rules && cachedEnglishLexeme(rules),
+      () => {
+        // Asked again with the next batch; this one leaves its tsvectors to the database.
+        this.lexemes = null;
+        return null;
+      },
+    );
+    return this.lexemes;
   }
 }

@@ -57,6 +57,21 @@ interface Lexicon {
 
 type LexemeOf = (word: string, rules: EnglishRules) => string | null;
 
+/**
+ * The rules the engine's english stemmer follows, once its lexemes of the probe words are
+ * `lexemeOf`'s under them; null when they differ (another stemmer version: keep to statements).
+ */
+export async function engineEnglishRules(db: Kysely<Database>, lexemeOf: LexemeOf = englishLexeme): Promise<EnglishRules | null> {
+  const engine = new Map<string, string[]>(PROBE_WORDS.map((w) => [w, []]));
+  for (const { word, lexeme } of await wordLexemes(db, [...engine.keys()])) if (lexeme !== null) engine.get(word)!.push(lexeme);
+  const rules = { keepsLoneVowelDouble: engine.get('added')![0] === 'add' };
+  const agrees = [...engine].every(([word, lexemes]) => {
+    const mine = lexemeOf(word, rules);
+    return mine === null ? lexemes.length === 0 : lexemes.length === 1 && lexemes[0] === mine;
+  });
+  return agrees ? rules : null;
+}
+
 /** The lower-cased words of a plain query, or null when the text is not one. */
 export function plainWords(text: string): string[] | null {
   const tokens = text.split(/[ \t\n\r]+/).filter((t) => t.length > 0);
@@ -187,13 +202,7 @@ export class QueryTermReader {
   }
 
   private async checkLexicon(): Promise<Lexicon | null> {
-    const engine = new Map<string, string[]>(PROBE_WORDS.map((w) => [w, []]));
-    for (const { word, lexeme } of await wordLexemes(this.db, [...engine.keys()])) if (lexeme !== null) engine.get(word)!.push(lexeme);
-    const rules = { keepsLoneVowelDouble: engine.get('added')![0] === 'add' };
-    const agrees = [...engine].every(([word, lexemes]) => {
-      const mine = this.lexemeOf(word, rules);
-      return mine === null ? lexemes.length === 0 : lexemes.length === 1 && lexemes[0] === mine;
-    });
-    return agrees ? { rules, prior: await wordPrior(this.db) } : null;
+    const rules = await engineEnglishRules(this.db, this.lexemeOf);
+    return rules ? { rules, prior: await wordPrior(this.db) } : null;
   }
 }

@@ -16,6 +16,8 @@ export interface NewPage {
   embedding: Float32Array | null;
   embeddingModel: string | null;
   paragraphs: NewParagraph[];
+  /** The page's tsvector in text form when computed beforehand; else the database computes it (migration 0013). */
+  tsv?: string | null;
 }
 
 export interface NewDocument {
@@ -126,6 +128,8 @@ export async function insertDocumentPages(db: Db, documents: DocumentPages[]): P
           workspace_id: workspaceId,
           page_number: p.pageNumber,
           content: p.content,
+          // Left out when absent: the trigger computes it (and a schema before 0013 generates it).
+          ...(p.tsv != null && { tsv: p.tsv }),
           embedding: p.embedding ? encodeEmbedding(p.embedding) : null,
           embedding_model: p.embeddingModel,
         })),

@@ -1,4 +1,4 @@
-// One call of insert_embedded_documents (migration 0012) for a batch of one-page documents from
+// One call of insert_embedded_documents (migration 0013) for a batch of one-page documents from
 // precomputed embeddings: the statement and its arguments, already in the form PostgreSQL reads
 // them (array literals as text, the vectors as one binary parameter). The server engine runs it
 // through Kysely; the embedded engine's thread (pglite-thread.ts) runs it itself.
@@ -18,7 +18,7 @@ export const EMBEDDED_BATCH_SQL = `SELECT id, task_identifier FROM insert_embedd
   $1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
   $10::int[], $11::text[], $12::int[], $13::int[], $14::text[], $15::bytea,
   $16::text[], $17::int[], $18::text[], $19::text[], $20::int[], $21::text[], $22::text[], $23::text[],
-  $24::text[], $25::int[], $26::int[], $27::text[], $28::int[], $29::int[])`;
+  $24::text[], $25::int[], $26::int[], $27::text[], $28::int[], $29::int[], $30::text[])`;
 
 export type BatchArgument = string | Buffer;
 
@@ -32,7 +32,7 @@ function arrayLiteral(values: readonly (string | number | null | undefined)[]): 
   return `{${elements.join(',')}}`;
 }
 
-/** The statement's 29 arguments for `items` (at least one), in `EMBEDDED_BATCH_SQL`'s order. */
+/** The statement's 30 arguments for `items` (at least one), in `EMBEDDED_BATCH_SQL`'s order. */
 export function embeddedBatchArguments(items: readonly EmbeddedDocument[]): BatchArgument[] {
   const column = (value: (item: EmbeddedDocument) => string | number | null | undefined) => arrayLiteral(items.map(value));
   // A paragraph's sentences are a slice of one flat array: from `first`, `count` of them.
@@ -78,6 +78,7 @@ export function embeddedBatchArguments(items: readonly EmbeddedDocument[]): Batc
     arrayLiteral(paragraphs.map((p) => p.paragraph.content)),
     arrayLiteral(firsts),
     arrayLiteral(paragraphs.map((p) => p.paragraph.sentences.length)),
+    column((d) => d.page.tsv),
   ];
 }
 

@@ -44,8 +44,8 @@ export interface PagesTable {
   workspace_id: number;
   page_number: number;
   content: string;
-  // Written as to_tsvector(...) in SQL; never read back as a value.
-  tsv: ColumnType<string, never, never>;
+  // Written in tsvector's text form, or computed by a trigger when null (migration 0013); read as text.
+  tsv: ColumnType<string, string | null, never>;
   embedding: Buffer | null;
   embedding_model: string | null;
   change_seq: ColumnType<number, never, never>;

@@ -1,5 +1,6 @@
 // The document API over HTTP, on both engines: embedding ingest and its validation,
 // retrieval, content drill-down, versions, metadata patch, deletion and previews.
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/stores.js';
 import { KEYS, call, startTestApp, vector, type TestApp } from '../helpers/app.js';
@@ -73,6 +74,28 @@ describe.each(ENGINES)('document API on %s', (engine) => {
       const rawNorm = Math.sqrt(raw.reduce((s, v) => s + v * v, 0));
       for (const i of [0, 1, 700, 1535]) expect(stored[i]).toBeCloseTo(raw[i] / rawNorm, 6);
       expect(page.embedding_model).toBe('precomputed');
+    });
+
+    it('stores each page’s tsvector as to_tsvector makes it, computed beforehand or not, and finds it by keyword', async () => {
+      const contents = [
+        'The well-known keepers tended 45.3% of the lighthouses.\n\nThey said--rightly--that storms came.',
+        'Lighthouse keepers: write to info@example.com or see e.g. https://example.com/x (covid-19, café).',
+      ];
+      const receipts = await Promise.all(contents.map((content, i) => ingest({ content, external_id: `tsv-${i}` })));
+      const rows = await Promise.all(
+        receipts.map(async (r) => {
+          const query = sql<{ same: boolean; tsv: string }>`
+            SELECT tsv = to_tsvector('english', content) AS same, tsv::text AS tsv FROM pages WHERE document_id = ${r.document_id}
+          `;
+          return (await query.execute(t.store.db)).rows[0];
+        }),
+      );
+      expect(rows.map((r) => r.same)).toEqual([true, true]);
+      expect(rows[0].tsv).toContain("'well-known':2");
+      const search = await call(t.app, 'POST', '/api/v1/documents/search/pages', { body: { query: 'lighthouse keepers', alpha: 0, top_k: 10 } });
+      expect(search.statusCode, search.body).toBe(200);
+      const found = (search.json().data.results as { document_id: number }[]).map((r) => r.document_id);
+      expect(found).toEqual(expect.arrayContaining(receipts.map((r) => r.document_id)));
     });
 
     it('stores concurrent ingests together, each with its own document, task and answer', async () => {

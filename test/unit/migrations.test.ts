@@ -183,3 +183,36 @@ describe.each(ENGINES)('migration 0012 (embedded documents function) on %s', (en
     expect(await settings()).toEqual([]);
   });
 });
+
+describe.each(ENGINES)('migration 0013 (page tsvector supplied) on %s', (engine) => {
+  const unmigrated = unmigratedStores(engine);
+
+  it('keeps every tsvector, computes one for a page that comes without, and generates the column again going down', async () => {
+    const db = (await unmigrated.open()).db;
+    await migrateTo(db, '0012_embedded_documents_function');
+    const workspaceId = await ensureWorkspace(db, 'migration');
+    const newPage = (content: string, tsv?: string) => ({ pageNumber: 1, content, embedding: null, embeddingModel: null, paragraphs: [], tsv });
+    const document = async (content: string, tsv?: string) => {
+      const doc = await insertDocument(db, { workspaceId, externalId: null, filePath: `f/${content}`, fileUrl: null, metadata: {}, source: 'upload', taskIdentifier: `t-${content}` });
+      return (await insertPages(db, workspaceId, doc.id, [newPage(content, tsv)]))[0];
+    };
+    const tsvOf = async (pageId: number) => (await sql<{ tsv: string }>`SELECT tsv::text AS tsv FROM pages WHERE id = ${pageId}`.execute(db)).rows[0].tsv;
+    const before = await document('Running cats chased the dogs');
+    expect(await tsvOf(before)).toBe("'cat':2 'chase':3 'dog':5 'run':1");
+
+    await migrateTo(db, '0013_page_tsvector_supplied');
+    expect(await tsvOf(before)).toBe("'cat':2 'chase':3 'dog':5 'run':1");
+    // Supplied, it is stored as given; absent, the trigger computes it.
+    expect(await tsvOf(await document('ignored words', "'given':1"))).toBe("'given':1");
+    expect(await tsvOf(await document('Flying geese'))).toBe("'fli':1 'gees':2");
+    await sql`UPDATE pages SET content = 'Swimming seals' WHERE id = ${before}`.execute(db);
+    expect(await tsvOf(before)).toBe("'seal':2 'swim':1");
+
+    await migrateTo(db, '0012_embedded_documents_function');
+    expect(await tsvOf(before)).toBe("'seal':2 'swim':1");
+    const generated = await sql<{ generated: string }>`
+      SELECT attgenerated AS generated FROM pg_attribute WHERE attrelid = 'pages'::regclass AND attname = 'tsv'
+    `.execute(db);
+    expect(generated.rows[0].generated).toBe('s');
+  });
+});

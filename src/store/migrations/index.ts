@@ -12,6 +12,7 @@ import * as m0009 from './0009_sentences_in_paragraphs.js';
 import * as m0010 from './0010_no_page_text_index.js';
 import * as m0011 from './0011_page_changes_function.js';
 import * as m0012 from './0012_embedded_documents_function.js';
+import * as m0013 from './0013_page_tsvector_supplied.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '0010_no_page_text_index': m0010,
   '0011_page_changes_function': m0011,
   '0012_embedded_documents_function': m0012,
+  '0013_page_tsvector_supplied': m0013,
 };
 
 export const migrationProvider: MigrationProvider = {

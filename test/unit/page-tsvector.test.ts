@@ -1,0 +1,122 @@
+// pageTsvector gives exactly what to_tsvector('english', text) gives, on both engines, for
+// every text it covers: prose from the corpus, and generated text that packs words, numbers,
+// hyphens, dots and other separators against each other the ways the parser tells apart. Text
+// it does not cover (addresses, paths, signed and scientific numbers, non-ASCII letters) is
+// refused rather than guessed. One statement per engine compares all of them.
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { cachedEnglishLexeme, pageTsvector } from '../../src/search/page-tsvector.js';
+import { corpusFile } from '../helpers/corpus.js';
+import { ENGINES, POSTGRES_URL } from '../helpers/stores.js';
+
+const PROSE = ['txt/alice-in-wonderland.txt', 'txt/pride-and-prejudice.txt', 'txt/terrier-document.txt'];
+const OTHER = ['ground_truth/pdf/tracemonkey.pdf-parse-output.txt', 'markdown/pandoc-MANUAL.md', 'markdown/the-art-of-command-line.en.md'];
+
+/** The file in pieces of about a page. */
+function pagesOf(rel: string): string[] {
+  const text = corpusFile(rel).toString('utf8');
+  const pages: string[] = [];
+  for (let i = 0; i < text.length; i += 2000) pages.push(text.slice(i, i + 2000));
+  return pages;
+}
+
+// Pieces the parser reads differently by what touches them, and separators to put between.
+const PIECES = [
+  'the', 'The', 'cat', 'cats', 'running', 'added', 'I', 'a', 's', 'yes', 'sky', 'YES', 'naïve', 'é',
+  '45', '007', '3', '45.3', '0.5', '1.2.3', '1,000', '5.', '.5', '-5', '5-10',
+  '3rd', 'abc123', '1e5', '1E5', '2e', 'e2', '0x1f', '12e3', 'x',
+  'x-ray', 'state-of-the-art', 'Well-Known', 'running-shoes', 'covid-19', 'a-1', 'x-', '-x', '--x', 'a-b--c', 'x-y-5',
+  'e.g.', 'example.com', 'a/b', 'me@example.com', '<b>', '&amp;', 'a+b', '~x', '_',
+];
+const SEPARATORS = [
+  ' ', ' ', '  ', '\n', '\t', '\r\n', '\f', ',', ';', ':', '!', '?', '(', ')', '[', ']', '"', "'", '%', '$', '#', '*', '=',
+  '.', '. ', '..', '...', '.)', '."', '._', '-', '--', ' - ', '-\n', '_', '’', '“', '”', '•', '–', '—', '…',
+];
+
+/** A seeded generator, so a failure names a text that can be run again. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function generatedTexts(count: number): string[] {
+  const next = random(12);
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)];
+  return Array.from({ length: count }, () => {
+    let text = '';
+    for (let k = 1 + Math.floor(next() * 12); k > 0; k--) text += pick(PIECES) + (next() < 0.85 ? pick(SEPARATORS) : '');
+    return text;
+  });
+}
+
+type Ask = (sql: string, params: unknown[]) => Promise<{ rows: Record<string, string>[] }>;
+
+async function expectAgreement(ask: Ask): Promise<void> {
+  const added = (await ask(`SELECT tsvector_to_array(to_tsvector('english', 'added'))::text AS a`, [])).rows[0].a;
+  const lexemeOf = cachedEnglishLexeme({ keepsLoneVowelDouble: added === '{add}' });
+  const prose = PROSE.flatMap(pagesOf);
+  const texts = [...prose, ...OTHER.flatMap(pagesOf), ...generatedTexts(20_000)];
+  const mine = texts.map((text) => pageTsvector(text, lexemeOf));
+
+  // Prose is what the computation is for: all of it is covered.
+  expect(mine.slice(0, prose.length).filter((tsv) => tsv === null)).toEqual([]);
+  const covered = texts.flatMap((text, i) => (mine[i] === null ? [] : [{ text, tsv: mine[i] }]));
+  // Thousands of generated texts are covered, and many are not.
+  expect(covered.length - prose.length).toBeGreaterThan(2000);
+  expect(covered.length).toBeLessThan(texts.length / 2);
+
+  // Both sides in the engine's own output form (the input sorts lexemes and positions).
+  const { rows } = await ask(
+    `SELECT t AS text, to_tsvector('english', t)::text AS engine, m::tsvector::text AS mine FROM unnest($1::text[], $2::text[]) AS x(t, m)`,
+    [covered.map((c) => c.text), covered.map((c) => c.tsv)],
+  );
+  expect(rows).toHaveLength(covered.length);
+  const differing = rows.filter((r) => r.engine !== r.mine);
+  const shown = differing.slice(0, 10).map((r) => `${JSON.stringify(r.text)}\n  engine: ${r.engine}\n  mine:   ${r.mine}`);
+  expect(differing.length, `${differing.length} of ${rows.length} texts differ:\n${shown.join('\n')}`).toBe(0);
+}
+
+describe('pageTsvector', () => {
+  it('agrees with PGlite on every text it covers', async () => {
+    const db = await PGlite.create();
+    try {
+      await expectAgreement((sql, params) => db.query(sql, params));
+    } finally {
+      await db.close();
+    }
+  });
+
+  const serverName = `agrees with the PostgreSQL server on every text it covers (skipped outside CI when ${POSTGRES_URL} does not answer)`;
+  it.skipIf(!ENGINES.includes('postgres'))(serverName, async () => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      await expectAgreement((sql, params) => client.query(sql, params));
+    } finally {
+      await client.end();
+    }
+  });
+
+  const lexemeOf = cachedEnglishLexeme({ keepsLoneVowelDouble: true });
+
+  it('counts stop words as positions and gives hyphenated words and their parts a position each', () => {
+    expect(pageTsvector('The cat sat on the well-known mat, 45.3% of it.', lexemeOf)).toBe(
+      "'cat':2 'sat':3 'well-known':6 'well':7 'known':8 'mat':9 '45.3':10",
+    );
+  });
+
+  it('leaves to the engine text beyond what it covers', () => {
+    for (const text of ['see e.g. this', 'and/or', 'mail me@example.com', 'café', 'covid-19', 'from -5 to 1e5', '<b>bold</b>', 'a+b']) {
+      expect(pageTsvector(text, lexemeOf), text).toBeNull();
+    }
+    // PostgreSQL keeps 256 positions of a lexeme and positions up to 16,383.
+    expect(pageTsvector('cat '.repeat(255), lexemeOf)).not.toBeNull();
+    expect(pageTsvector('cat '.repeat(256), lexemeOf)).toBeNull();
+    expect(pageTsvector(Array.from({ length: 16_384 }, (_, i) => `w${i}`).join(' '), lexemeOf)).toBeNull();
+  });
+});
