@@ -171,14 +171,16 @@ interface Level {
   seconds: number;
   latencies: number[];
   serverCpu: number; // seconds of server process CPU
+  mainCpu: number; // of which its main thread's (HTTP, JSON, validation, segmentation)
   clientCpu: number; // seconds of this (load generator) process's CPU
   busy: number; // fraction of the machine's CPU time in use (all processes)
 }
 
-// utime + stime of a process, in seconds (Linux, USER_HZ = 100; 0 elsewhere).
-function processCpu(pid: number): number {
+// utime + stime of a process, or of one of its threads, in seconds (Linux, USER_HZ = 100; 0 elsewhere).
+function processCpu(pid: number, thread?: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const file = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
+    const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return 0;
@@ -205,8 +207,10 @@ async function backgroundLoad(ms = 1000): Promise<number> {
 }
 
 async function load(server: Server, clients: number, durationS: number): Promise<Level> {
-  const level: Level = { clients, requests: 0, created: 0, errors: 0, firstError: null, seconds: 0, latencies: [], serverCpu: 0, clientCpu: 0, busy: 0 };
-  const cpu0 = processCpu(server.child.pid!);
+  const level: Level = { clients, requests: 0, created: 0, errors: 0, firstError: null, seconds: 0, latencies: [], serverCpu: 0, mainCpu: 0, clientCpu: 0, busy: 0 };
+  const pid = server.child.pid!;
+  const cpu0 = processCpu(pid);
+  const main0 = processCpu(pid, pid);
   const client0 = process.cpuUsage();
   const [busy0, total0] = machineCpu();
   const start = performance.now();
@@ -226,7 +230,8 @@ async function load(server: Server, clients: number, durationS: number): Promise
   };
   await Promise.all(Array.from({ length: clients }, loop));
   level.seconds = (performance.now() - start) / 1000;
-  level.serverCpu = processCpu(server.child.pid!) - cpu0;
+  level.serverCpu = processCpu(pid) - cpu0;
+  level.mainCpu = processCpu(pid, pid) - main0;
   const client = process.cpuUsage(client0);
   level.clientCpu = (client.user + client.system) / 1e6;
   const [busy1, total1] = machineCpu();
@@ -378,7 +383,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 function report(results: EngineResult[], floor: Level): void {
-  const header = ['engine', 'clients', 'requests', 'ingests/s', 'aim/s', 'p50 ms', 'p99 ms', 'errors', 'server cpu ms/req', 'client cpu ms/req', 'machine cpu busy'];
+  const header = ['engine', 'clients', 'requests', 'ingests/s', 'aim/s', 'p50 ms', 'p99 ms', 'errors', 'server cpu ms/req', 'main thread', 'client cpu ms/req', 'machine cpu busy'];
   const rows = results.flatMap(({ engine, levels }) =>
     levels.map((l) => {
       const sorted = [...l.latencies].sort((a, b) => a - b);
@@ -393,6 +398,7 @@ function report(results: EngineResult[], floor: Level): void {
         percentile(sorted, 0.99).toFixed(1),
         String(l.errors),
         l.serverCpu > 0 ? ((1000 * l.serverCpu) / l.requests).toFixed(2) : '-',
+        l.mainCpu > 0 ? ((1000 * l.mainCpu) / l.requests).toFixed(2) : '-',
         ((1000 * l.clientCpu) / l.requests).toFixed(2),
         l.busy > 0 ? `${(100 * l.busy).toFixed(0)}%` : '-',
       ];

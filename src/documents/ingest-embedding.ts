@@ -8,8 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ValidationError } from '../errors.js';
 import { segmentPage } from '../text/segmentation.js';
-import { cachedEnglishLexeme, pageTsvector, type WordLexeme } from '../search/page-tsvector.js';
-import { engineEnglishRules } from '../search/query-terms.js';
+import { enginePageLexemes, pageTsvector, type WordLexeme } from '../search/page-tsvector.js';
 import { normalizeVector } from '../search/vectors.js';
 import { insertEmbeddedDocuments, insertEmbeddedDocumentsUnwatched, type EmbeddedDocument } from '../store/document-writes.js';
 import type { NewPage } from '../store/documents.js';
@@ -137,7 +136,7 @@ export class EmbeddingIngester {
   /** The ingester for `store`: on the embedded engine it writes through the engine's thread. */
   static forStore(store: Pick<Store, 'db' | 'writeEmbedded'>, onEvents?: () => void): EmbeddingIngester {
     return store.writeEmbedded
-      ? new EmbeddingIngester(store.db, WRITERS.embedded, onEvents, store.writeEmbedded, true)
+      ? new EmbeddingIngester(store.db, WRITERS.embedded, onEvents, store.writeEmbedded)
       : new EmbeddingIngester(store.db, WRITERS.server, onEvents);
   }
 
@@ -149,12 +148,6 @@ export class EmbeddingIngester {
     private readonly onEvents: () => void = () => {},
     /** The embedded engine's thread joins the batches waiting there (`Store.writeEmbedded`). */
     private readonly writeUnwatched: UnwatchedWriter = (items) => insertEmbeddedDocumentsUnwatched(db, items),
-    /**
-     * Whether pages come with their tsvector where page-tsvector.ts covers the text. On the
-     * embedded engine the parser is half the work of its one thread, while this process has
-     * a core to spare; a server's processes already run beside this one.
-     */
-    private readonly computesTsvector = false,
   ) {}
 
   /** Stores the document; resolves once its transaction committed. */
@@ -179,7 +172,9 @@ export class EmbeddingIngester {
 
   private async write(batch: Pending[]): Promise<void> {
     try {
-      const lexemeOf = this.computesTsvector ? await this.wordLexeme() : null;
+      // Pages come with their tsvector where page-tsvector.ts covers the text: the parser is
+      // half of the embedded engine's work per page, and a fifth of a server's.
+      const lexemeOf = await this.wordLexeme();
       if (lexemeOf) for (const p of batch) if (p.page.tsv === undefined) p.page.tsv = pageTsvector(p.page.content, lexemeOf);
       const { ids, deliveries } = await writeBatch(this.db, this.writeUnwatched, batch);
       if (deliveries > 0) this.onEvents();
@@ -197,14 +192,11 @@ export class EmbeddingIngester {
   }
 
   private wordLexeme(): Promise<WordLexeme | null> {
-    this.lexemes ??= engineEnglishRules(this.db).then(
-      (rules) => rules && cachedEnglishLexeme(rules),
-      () => {
-        // Asked again with the next batch; this one leaves its tsvectors to the database.
-        this.lexemes = null;
-        return null;
-      },
-    );
+    this.lexemes ??= enginePageLexemes(this.db).catch(() => {
+      // Asked again with the next batch; this one leaves its tsvectors to the database.
+      this.lexemes = null;
+      return null;
+    });
     return this.lexemes;
   }
 }

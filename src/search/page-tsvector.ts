@@ -10,7 +10,11 @@
 // touches a following letter or digit otherwise starts a host, file or version, and hyphens,
 // slashes, `@`, `&`, `<`, `+`, `_` and non-ASCII characters start other token types: such
 // text is not covered. Every token takes the next position, stop words included.
+import type { Kysely } from 'kysely';
+import { isTsvectorOf } from '../store/pages.js';
+import type { Database } from '../store/schema.js';
 import { englishLexeme, type EnglishRules } from './english-lexeme.js';
+import { engineEnglishRules } from './query-terms.js';
 
 /** Characters the parser reads as blanks wherever they stand (besides the dot, handled apart). */
 const SEPARATORS = new Set([...' \t\n\r\f\v,;:!?()[]{}"\'%$#*=_‘’“”•–—…']);
@@ -147,4 +151,21 @@ export function pageTsvector(text: string, lexemeOf: WordLexeme): string | null 
   let out = '';
   for (const [lexeme, at] of positions) out += `${out ? ' ' : ''}'${lexeme}':${at.join(',')}`;
   return out;
+}
+
+/** Text with each construct pageTsvector covers, in the forms the parser tells apart. */
+export const PROBE_TEXT =
+  'The well-known keepers’ “state-of-the-art” lighthouses—said--rightly: 45.3% of 1,000 (3rd, abc123) x_y … Wait... why?\n\tEnd.';
+
+/**
+ * The word lexemes pageTsvector needs on this engine, once the engine's stemmer follows
+ * english-lexeme.ts and its parser reads PROBE_TEXT as pageTsvector does; null otherwise
+ * (another stemmer version, configuration or database encoding: the engine computes them all).
+ */
+export async function enginePageLexemes(db: Kysely<Database>): Promise<WordLexeme | null> {
+  const rules = await engineEnglishRules(db);
+  if (!rules) return null;
+  const lexemeOf = cachedEnglishLexeme(rules);
+  const tsv = pageTsvector(PROBE_TEXT, lexemeOf);
+  return tsv !== null && (await isTsvectorOf(db, PROBE_TEXT, tsv)) ? lexemeOf : null;
 }

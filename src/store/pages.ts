@@ -124,6 +124,12 @@ export interface QueryLexeme {
   priorFrequency: number | null;
 }
 
+/** Whether `tsv` (a tsvector's text form) is what the pages' configuration makes of `text`, lexemes and positions. */
+export async function isTsvectorOf(db: Kysely<Database>, text: string, tsv: string): Promise<boolean> {
+  const result = await sql<{ same: boolean }>`SELECT to_tsvector(${TEXT_SEARCH_CONFIG}::regconfig, ${text}) = ${tsv}::tsvector AS same`.execute(db);
+  return result.rows[0].same;
+}
+
 /** The lexemes of a query as the pages' configuration makes them, with their prior frequencies. */
 export async function queryLexemes(db: Kysely<Database>, text: string): Promise<QueryLexeme[]> {
   const result = await sql<{ lexeme: string; count: number | null; frequency: string | null }>`

@@ -4,11 +4,12 @@
 // it does not cover (addresses, paths, signed and scientific numbers, non-ASCII letters) is
 // refused rather than guessed. One statement per engine compares all of them.
 import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { cachedEnglishLexeme, pageTsvector } from '../../src/search/page-tsvector.js';
+import { cachedEnglishLexeme, enginePageLexemes, pageTsvector, PROBE_TEXT } from '../../src/search/page-tsvector.js';
 import { corpusFile } from '../helpers/corpus.js';
-import { ENGINES, POSTGRES_URL } from '../helpers/stores.js';
+import { ENGINES, POSTGRES_URL, openTestStore } from '../helpers/stores.js';
 
 const PROSE = ['txt/alice-in-wonderland.txt', 'txt/pride-and-prejudice.txt', 'txt/terrier-document.txt'];
 const OTHER = ['ground_truth/pdf/tracemonkey.pdf-parse-output.txt', 'markdown/pandoc-MANUAL.md', 'markdown/the-art-of-command-line.en.md'];
@@ -118,5 +119,22 @@ describe('pageTsvector', () => {
     expect(pageTsvector('cat '.repeat(255), lexemeOf)).not.toBeNull();
     expect(pageTsvector('cat '.repeat(256), lexemeOf)).toBeNull();
     expect(pageTsvector(Array.from({ length: 16_384 }, (_, i) => `w${i}`).join(' '), lexemeOf)).toBeNull();
+  });
+});
+
+describe.each(ENGINES)('enginePageLexemes on %s', (engine) => {
+  it('is given once the engine reads the probe text as pageTsvector does, and gives each engine its stemmer', async () => {
+    const store = await openTestStore(engine);
+    try {
+      const lexemeOf = await enginePageLexemes(store.db);
+      expect(lexemeOf).not.toBeNull();
+      // The probe text is covered, so the check compares something.
+      expect(pageTsvector(PROBE_TEXT, lexemeOf!)).toContain("'state-of-the-art':");
+      // PostgreSQL 18 (PGlite) and earlier versions stem "added" differently: each engine gets its own.
+      const { rows } = await sql<{ lexeme: string }>`SELECT (tsvector_to_array(to_tsvector('english', 'added')))[1] AS lexeme`.execute(store.db);
+      expect(lexemeOf!('added')).toBe(rows[0].lexeme);
+    } finally {
+      await store.close();
+    }
   });
 });
