@@ -130,7 +130,7 @@ async function writeBatch(db: Kysely<Database>, writeUnwatched: UnwatchedWriter,
 export class EmbeddingIngester {
   private readonly queue: Pending[] = [];
   private writers = 0;
-  /** The engine's stemmer, once checked against english-lexeme.ts; null when it differs. */
+  /** Word lexemes for pages' tsvectors, once the engine was checked (enginePageLexemes); null when it differs. */
   private lexemes: Promise<WordLexeme | null> | null = null;
 
   /** The ingester for `store`: on the embedded engine it writes through the engine's thread. */
@@ -172,8 +172,8 @@ export class EmbeddingIngester {
 
   private async write(batch: Pending[]): Promise<void> {
     try {
-      // Pages come with their tsvector where page-tsvector.ts covers the text: the parser is
-      // half of the embedded engine's work per page, and a fifth of a server's.
+      // Pages come with their tsvector where page-tsvector.ts covers the text: PostgreSQL's
+      // parser was half of the embedded engine's work per page.
       const lexemeOf = await this.wordLexeme();
       if (lexemeOf) for (const p of batch) if (p.page.tsv === undefined) p.page.tsv = pageTsvector(p.page.content, lexemeOf);
       const { ids, deliveries } = await writeBatch(this.db, this.writeUnwatched, batch);

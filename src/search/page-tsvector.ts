@@ -3,13 +3,16 @@
 // which the engine then reads itself. The parser is about half of the embedded engine's work
 // per ingested page, and this scan takes a small part of that.
 //
-// The text covered: ASCII letters and digits, whitespace, and the separators below. Each
-// maximal run of letters and digits is one token: letters alone an `asciiword` (the english
-// stemmer's lexeme, or none for a stop word), digits alone a `uint`, both a `numword` (the
-// run lower-cased), and digits, a dot and digits a `float` (as written). A dot that
-// touches a following letter or digit otherwise starts a host, file or version, and hyphens,
-// slashes, `@`, `&`, `<`, `+`, `_` and non-ASCII characters start other token types: such
-// text is not covered. Every token takes the next position, stop words included.
+// The text covered: ASCII letters and digits, whitespace, the separators below, dots and
+// hyphens. Each maximal run of letters and digits is one token: letters alone an `asciiword`
+// (the english stemmer's lexeme, or none for a stop word), digits alone a `uint`, both a
+// `numword` (the run lower-cased), digits, a dot and digits a `float` (as written). Words of
+// letters joined by single hyphens are an `asciihword` (its lexeme, then each part's). A dot
+// before a letter, digit or `_` starts a host, file or version, two dots after a word a path,
+// a hyphen before a digit a signed number, digits and an e a number in scientific notation;
+// `/`, `@`, `&`, `<`, `+` and non-ASCII letters start other token types: such text is not
+// covered. Every token takes the next position, stop words included. The rules were found by
+// comparing with ts_debug and to_tsvector; page-tsvector.test.ts holds them to both engines.
 import type { Kysely } from 'kysely';
 import { isTsvectorOf } from '../store/pages.js';
 import type { Database } from '../store/schema.js';

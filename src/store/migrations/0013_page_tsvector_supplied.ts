@@ -1,7 +1,7 @@
-// A page's tsvector may come with it: the embedded engine's ingest of precomputed embeddings
-// computes it in JavaScript for text the default parser reads as plain words and numbers
-// (search/page-tsvector.ts), which takes PostgreSQL's parser, about half of that engine's work
-// per page, off its one thread. The column stops being generated; a trigger computes
+// A page's tsvector may come with it: the ingest of precomputed embeddings computes it in
+// JavaScript for text the default parser reads as plain words and numbers
+// (search/page-tsvector.ts), which takes PostgreSQL's parser, about half of the embedded
+// engine's work per page, off its one thread. The column stops being generated; a trigger computes
 // to_tsvector('english', content) whenever a page arrives without one, so every other insert
 // path is unchanged, and again if its content changes without a new tsvector.
 // insert_embedded_documents takes the tsvectors as one more array (NULL where not computed).
