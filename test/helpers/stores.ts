@@ -34,6 +34,29 @@ if (!postgresAvailable && process.env.CI === 'true') {
 /** The engines to run a suite against; the server engine is skipped only outside CI. */
 export const ENGINES: Engine[] = postgresAvailable ? ['pglite', 'postgres'] : ['pglite'];
 
+/** One statement on a bare connection to an engine, with its rows. */
+export type Ask = <Row extends Record<string, unknown>>(text: string, params: unknown[]) => Promise<{ rows: Row[] }>;
+
+/** Calls `use` with statements on a bare connection (no store, no schema): a fresh PGlite, or a client of the server; closed after. */
+export async function withBareEngine(engine: Engine, use: (ask: Ask) => Promise<void>): Promise<void> {
+  if (engine === 'pglite') {
+    const db = await PGlite.create();
+    try {
+      await use((text, params) => db.query(text, params));
+    } finally {
+      await db.close();
+    }
+    return;
+  }
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await use((text, params) => client.query(text, params));
+  } finally {
+    await client.end();
+  }
+}
+
 export interface TestStore extends Store {
   /** Connection settings to open more stores on the same data (server engine only). */
   schema: string | null;

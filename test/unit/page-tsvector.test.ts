@@ -3,13 +3,11 @@
 // hyphens, dots and other separators against each other the ways the parser tells apart. Text
 // it does not cover (addresses, paths, signed and scientific numbers, non-ASCII letters) is
 // refused rather than guessed. One statement per engine compares all of them.
-import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { cachedEnglishLexeme, enginePageLexemes, pageTsvector, PROBE_TEXT } from '../../src/search/page-tsvector.js';
 import { corpusFile } from '../helpers/corpus.js';
-import { ENGINES, POSTGRES_URL, openTestStore } from '../helpers/stores.js';
+import { ENGINES, openTestStore, withBareEngine, type Ask } from '../helpers/stores.js';
 
 const PROSE = ['txt/alice-in-wonderland.txt', 'txt/pride-and-prejudice.txt', 'txt/terrier-document.txt'];
 const OTHER = ['ground_truth/pdf/tracemonkey.pdf-parse-output.txt', 'markdown/pandoc-MANUAL.md', 'markdown/the-art-of-command-line.en.md'];
@@ -55,10 +53,8 @@ function generatedTexts(count: number): string[] {
   });
 }
 
-type Ask = (sql: string, params: unknown[]) => Promise<{ rows: Record<string, string>[] }>;
-
 async function expectAgreement(ask: Ask): Promise<void> {
-  const added = (await ask(`SELECT tsvector_to_array(to_tsvector('english', 'added'))::text AS a`, [])).rows[0].a;
+  const added = (await ask<{ a: string }>(`SELECT tsvector_to_array(to_tsvector('english', 'added'))::text AS a`, [])).rows[0].a;
   const lexemeOf = cachedEnglishLexeme({ keepsLoneVowelDouble: added === '{add}' });
   const prose = PROSE.flatMap(pagesOf);
   const texts = [...prose, ...OTHER.flatMap(pagesOf), ...generatedTexts(20_000)];
@@ -72,7 +68,7 @@ async function expectAgreement(ask: Ask): Promise<void> {
   expect(covered.length).toBeLessThan(texts.length / 2);
 
   // Both sides in the engine's own output form (the input sorts lexemes and positions).
-  const { rows } = await ask(
+  const { rows } = await ask<{ text: string; engine: string; mine: string }>(
     `SELECT t AS text, to_tsvector('english', t)::text AS engine, m::tsvector::text AS mine FROM unnest($1::text[], $2::text[]) AS x(t, m)`,
     [covered.map((c) => c.text), covered.map((c) => c.tsv)],
   );
@@ -82,27 +78,11 @@ async function expectAgreement(ask: Ask): Promise<void> {
   expect(differing.length, `${differing.length} of ${rows.length} texts differ:\n${shown.join('\n')}`).toBe(0);
 }
 
+describe.each(ENGINES)('pageTsvector on %s', (engine) => {
+  it('agrees with the engine on every text it covers', () => withBareEngine(engine, expectAgreement));
+});
+
 describe('pageTsvector', () => {
-  it('agrees with PGlite on every text it covers', async () => {
-    const db = await PGlite.create();
-    try {
-      await expectAgreement((sql, params) => db.query(sql, params));
-    } finally {
-      await db.close();
-    }
-  });
-
-  const serverName = `agrees with the PostgreSQL server on every text it covers (skipped outside CI when ${POSTGRES_URL} does not answer)`;
-  it.skipIf(!ENGINES.includes('postgres'))(serverName, async () => {
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
-    await client.connect();
-    try {
-      await expectAgreement((sql, params) => client.query(sql, params));
-    } finally {
-      await client.end();
-    }
-  });
-
   const lexemeOf = cachedEnglishLexeme({ keepsLoneVowelDouble: true });
 
   it('counts stop words as positions and gives hyphenated words and their parts a position each', () => {
