@@ -73,8 +73,8 @@ function hyphenated(text: string, start: number, first: number): { end: number; 
     parts.push(text.slice(end + 1, run.end));
     end = run.end;
   }
-  if (end - start > MAX_TOKEN || parts.some((p) => p.length > MAX_TOKEN)) return null;
-  return { end, parts };
+  // Each part is shorter than the whole.
+  return end - start > MAX_TOKEN ? null : { end, parts };
 }
 
 /**
