@@ -1,6 +1,6 @@
 // Authentication (X-API-Key -> workspace and scope), scope checks and per-key rate limiting,
 // run before a request body is even read.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Scope } from '../config.js';
 import { errors } from '../errors.js';
 import { scopeAllows, type KeyResolver, type Principal } from '../workspaces/keys.js';
@@ -30,7 +30,12 @@ export function registerAuth(app: FastifyInstance, keys: KeyResolver, rateLimite
     const principal = await keys.resolve(key);
     if (!principal) throw errors.unauthorized('The API key is not valid');
     request.principal = principal;
-    request.log = request.log.child({ workspace: principal.workspace, key: principal.keyId });
+    // The request's own child logger (Fastify makes one per request) takes the principal's
+    // fields: a second child would cost a logger and its level setup on every request.
+    const fields = { workspace: principal.workspace, key: principal.keyId };
+    const log: FastifyBaseLogger & { setBindings?: (bindings: Record<string, unknown>) => void } = request.log;
+    if (log.setBindings) log.setBindings(fields);
+    else request.log = request.log.child(fields);
     if (rateLimiter) {
       const decision = await rateLimiter.consume(principal.keyId);
       reply.headers(rateLimitHeaders(decision));
