@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ValidationError } from '../errors.js';
 import { segmentPage } from '../text/segmentation.js';
-import { enginePageLexemes, pageTsvector, type WordLexeme } from '../search/page-tsvector.js';
+import { pageTsvector, storePageLexemes } from '../search/page-tsvector.js';
 import { normalizeVector } from '../search/vectors.js';
 import { insertEmbeddedDocuments, insertEmbeddedDocumentsUnwatched, type EmbeddedDocument } from '../store/document-writes.js';
 import type { NewPage } from '../store/documents.js';
@@ -130,8 +130,6 @@ async function writeBatch(db: Kysely<Database>, writeUnwatched: UnwatchedWriter,
 export class EmbeddingIngester {
   private readonly queue: Pending[] = [];
   private writers = 0;
-  /** Word lexemes for pages' tsvectors, once the engine was checked (enginePageLexemes); null when it differs. */
-  private lexemes: Promise<WordLexeme | null> | null = null;
 
   /** The ingester for `store`: on the embedded engine it writes through the engine's thread. */
   static forStore(store: Pick<Store, 'db' | 'writeEmbedded'>, onEvents?: () => void): EmbeddingIngester {
@@ -174,7 +172,7 @@ export class EmbeddingIngester {
     try {
       // Pages come with their tsvector where page-tsvector.ts covers the text: PostgreSQL's
       // parser was half of the embedded engine's work per page.
-      const lexemeOf = await this.wordLexeme();
+      const lexemeOf = await storePageLexemes(this.db);
       if (lexemeOf) for (const p of batch) if (p.page.tsv === undefined) p.page.tsv = pageTsvector(p.page.content, lexemeOf);
       const { ids, deliveries } = await writeBatch(this.db, this.writeUnwatched, batch);
       if (deliveries > 0) this.onEvents();
@@ -189,14 +187,5 @@ export class EmbeddingIngester {
       // The failure may belong to one request: each then gets its own answer.
       for (const p of batch) await this.write([p]);
     }
-  }
-
-  private wordLexeme(): Promise<WordLexeme | null> {
-    this.lexemes ??= enginePageLexemes(this.db).catch(() => {
-      // Asked again with the next batch; this one leaves its tsvectors to the database.
-      this.lexemes = null;
-      return null;
-    });
-    return this.lexemes;
   }
 }

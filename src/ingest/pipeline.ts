@@ -5,6 +5,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { Type, type Static } from 'typebox';
 import { EmbeddingRequestError, type EmbeddingProvider } from '../providers/embeddings/index.js';
+import { pageTsvector, storePageLexemes } from '../search/page-tsvector.js';
 import { insertDocument, insertPages, type NewPage } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
 import { TaskError } from '../errors.js';
@@ -116,9 +117,14 @@ async function processFile(
   await report(45, `Segmented ${pages.length} page${pages.length === 1 ? '' : 's'} into paragraphs and sentences`, true);
 
   const vectors = await embedPages(deps, ctx, pages, report);
+  // Pages whose text page-tsvector.ts covers come with their tsvector, as ingested embeddings
+  // do: the database's text parser would run on the embedded engine's one thread.
+  const lexemeOf = await storePageLexemes(deps.db);
+  const tsvs = lexemeOf ? await mapInSlices(pages, (content) => pageTsvector(content, lexemeOf)) : [];
   const newPages: NewPage[] = pages.map((content, i) => ({
     pageNumber: i + 1,
     content,
+    tsv: tsvs[i] ?? null,
     embedding: vectors[i],
     embeddingModel: vectors[i] ? deps.embedder.model : null,
     paragraphs: segmented[i],

@@ -172,3 +172,22 @@ export async function enginePageLexemes(db: Kysely<Database>): Promise<WordLexem
   const tsv = pageTsvector(PROBE_TEXT, lexemeOf);
   return tsv !== null && (await isTsvectorOf(db, PROBE_TEXT, tsv)) ? lexemeOf : null;
 }
+
+const storeLexemes = new WeakMap<Kysely<Database>, Promise<WordLexeme | null>>();
+
+/**
+ * enginePageLexemes for the store `db` belongs to, checked once for every writer of pages
+ * there (and again after a check that failed to run).
+ */
+export function storePageLexemes(db: Kysely<Database>): Promise<WordLexeme | null> {
+  let checked = storeLexemes.get(db);
+  if (!checked) {
+    checked = enginePageLexemes(db).catch(() => {
+      // Asked again by the next writer; this one leaves its tsvectors to the database.
+      storeLexemes.delete(db);
+      return null;
+    });
+    storeLexemes.set(db, checked);
+  }
+  return checked;
+}

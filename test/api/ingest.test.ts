@@ -5,7 +5,9 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enginePageLexemes, pageTsvector } from '../../src/search/page-tsvector.js';
 import { ENGINES } from '../helpers/stores.js';
 import { KEYS, call, startTestApp, type TestApp } from '../helpers/app.js';
 import { multipartBody, type FilePart } from '../helpers/multipart.js';
@@ -64,6 +66,43 @@ describe.each(ENGINES)('file and URL ingestion on %s', (engine) => {
     const body = multipartBody(fields, file);
     return call(t.app, 'POST', '/api/v1/documents/ingest', { key, rawBody: body.payload, headers: body.headers });
   }
+
+  it('stores each page’s tsvector as to_tsvector makes it, computed in the service for the pages it covers', async () => {
+    const lexemeOf = await enginePageLexemes(t.store.db);
+    expect(lexemeOf).not.toBeNull();
+    // With the trigger off, a page the service stored without a tsvector keeps none.
+    await sql`ALTER TABLE pages DISABLE TRIGGER pages_tsv_insert`.execute(t.store.db);
+    const documentIds: number[] = [];
+    try {
+      for (const file of [
+        { filename: 'alice.txt', contentType: 'text/plain', data: ALICE },
+        { filename: 'bitcoin.pdf', contentType: 'application/pdf', data: BITCOIN },
+      ]) {
+        const res = await upload({}, file);
+        expect(res.statusCode, res.body).toBe(201);
+        const task = res.json().data.task_identifier as string;
+        expect((await waitForTask(t.app, task)).status).toBe('COMPLETED');
+        documentIds.push((await call(t.app, 'GET', `/api/v1/documents/task/${task}`)).json().data.id as number);
+      }
+    } finally {
+      await sql`ALTER TABLE pages ENABLE TRIGGER pages_tsv_insert`.execute(t.store.db);
+    }
+    try {
+      const { rows } = await sql<{ content: string; tsv: string | null; same: boolean | null }>`
+        SELECT content, tsv::text AS tsv, tsv = to_tsvector('english', content) AS same
+        FROM pages WHERE document_id IN (${sql.join(documentIds)}) ORDER BY id
+      `.execute(t.store.db);
+      const covered = rows.filter((r) => pageTsvector(r.content, lexemeOf!) !== null);
+      expect(covered.length).toBeGreaterThan(0);
+      expect(covered.length).toBeLessThan(rows.length);
+      for (const row of rows) {
+        if (pageTsvector(row.content, lexemeOf!) === null) expect(row.tsv).toBeNull();
+        else expect(row.same).toBe(true);
+      }
+    } finally {
+      for (const id of documentIds) expect((await call(t.app, 'DELETE', `/api/v1/documents/internal/${id}`)).statusCode).toBe(200);
+    }
+  });
 
   it('ingests an uploaded PDF asynchronously and keeps the original', async () => {
     const res = await upload({ external_id: 'bitcoin', metadata: JSON.stringify({ topic: 'crypto', year: 2008 }) }, { filename: 'bitcoin.pdf', contentType: 'application/pdf', data: BITCOIN });

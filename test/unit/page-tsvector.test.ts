@@ -5,7 +5,7 @@
 // refused rather than guessed. One statement per engine compares all of them.
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { cachedEnglishLexeme, enginePageLexemes, pageTsvector, PROBE_TEXT } from '../../src/search/page-tsvector.js';
+import { cachedEnglishLexeme, enginePageLexemes, pageTsvector, PROBE_TEXT, storePageLexemes } from '../../src/search/page-tsvector.js';
 import { corpusFile } from '../helpers/corpus.js';
 import { ENGINES, openTestStore, withBareEngine, type Ask } from '../helpers/stores.js';
 
@@ -116,5 +116,19 @@ describe.each(ENGINES)('enginePageLexemes on %s', (engine) => {
     } finally {
       await store.close();
     }
+  });
+
+  it('is checked once per store for every writer of pages, and again after a check that could not run', async () => {
+    const store = await openTestStore(engine);
+    const first = storePageLexemes(store.db);
+    expect(storePageLexemes(store.db)).toBe(first);
+    expect(await first).not.toBeNull();
+    await store.close();
+    const closed = await openTestStore(engine);
+    await closed.close();
+    const failed = storePageLexemes(closed.db);
+    expect(await failed).toBeNull();
+    expect(storePageLexemes(closed.db)).not.toBe(failed);
+    expect(await storePageLexemes(closed.db)).toBeNull();
   });
 });
