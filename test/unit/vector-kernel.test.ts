@@ -223,6 +223,15 @@ describe('vector scan kernel', () => {
       .sort((x, y) => many[y] - many[x] || x - y)
       .slice(0, 20);
     expect(Array.from(topK(many, 20))).toEqual(expected);
+    // Ties broken by ids that run against the positions, given as a function.
+    const id = (i: number) => 10_000 - i;
+    const byId = Array.from(many.keys())
+      .sort((x, y) => many[y] - many[x] || id(x) - id(y))
+      .slice(0, 20);
+    expect(Array.from(topK(many, 20, id))).toEqual(byId);
+    expect(Array.from(topK(many.subarray(0, 15), 20, id))).toEqual(
+      Array.from(many.subarray(0, 15).keys()).sort((x, y) => many[y] - many[x] || id(x) - id(y)),
+    );
   });
 
   it('close() ends the workers and later scans fail', async () => {
