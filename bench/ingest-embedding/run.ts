@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { EmbeddingIngester, type EmbeddingIngestInput } from '../../src/documents/ingest-embedding.js';
 import { openStore, type Engine, type Store } from '../../src/store/engine.js';
 import { ensureWorkspace } from '../../src/store/workspaces.js';
@@ -174,6 +174,10 @@ interface Level {
   mainCpu: number; // of which its main thread's (HTTP, JSON, validation, segmentation)
   clientCpu: number; // seconds of this (load generator) process's CPU
   busy: number; // fraction of the machine's CPU time in use (all processes)
+  /** The lowest and highest document id answered (the level's documents lie between: levels do not overlap). */
+  ids: [number, number] | null;
+  /** Documents per transaction that wrote them (distinct `txid`), read from the store after the run. */
+  perTransaction: number;
 }
 
 // utime + stime of a process, or of one of its threads, in seconds (Linux, USER_HZ = 100; 0 elsewhere).
@@ -207,7 +211,7 @@ async function backgroundLoad(ms = 1000): Promise<number> {
 }
 
 async function load(server: Server, clients: number, durationS: number): Promise<Level> {
-  const level: Level = { clients, requests: 0, created: 0, errors: 0, firstError: null, seconds: 0, latencies: [], serverCpu: 0, mainCpu: 0, clientCpu: 0, busy: 0 };
+  const level: Level = { clients, requests: 0, created: 0, errors: 0, firstError: null, seconds: 0, latencies: [], serverCpu: 0, mainCpu: 0, clientCpu: 0, busy: 0, ids: null, perTransaction: 0 };
   const pid = server.child.pid!;
   const cpu0 = processCpu(pid);
   const main0 = processCpu(pid, pid);
@@ -221,8 +225,11 @@ async function load(server: Server, clients: number, durationS: number): Promise
       const { status, text } = await post(server.port, body());
       level.latencies.push(performance.now() - t0);
       level.requests++;
-      if (status === 201) level.created++;
-      else {
+      if (status === 201) {
+        level.created++;
+        const id = Number(/"document_id":(\d+)/.exec(text)?.[1]);
+        level.ids = level.ids ? [Math.min(level.ids[0], id), Math.max(level.ids[1], id)] : [id, id];
+      } else {
         level.errors++;
         level.firstError ??= `HTTP ${status}: ${text.slice(0, 500)}`;
       }
@@ -302,12 +309,22 @@ interface EngineResult {
   inProcess: Map<number, number>;
 }
 
+/** Documents of `table` with ids in [from, to], and how many transactions wrote them (each document's `txid`). */
+async function writtenIn(store: Store, table: RawBuilder<unknown>, from: number, to: number): Promise<{ documents: number; transactions: number }> {
+  const { rows } = await sql<{ documents: string; transactions: string }>`
+    SELECT count(*) AS documents, count(DISTINCT txid) AS transactions FROM ${table} WHERE id BETWEEN ${from} AND ${to}
+  `.execute(store.db);
+  return { documents: Number(rows[0].documents), transactions: Number(rows[0].transactions) };
+}
+
 async function runEngine(engine: Engine): Promise<EngineResult> {
   let env: Record<string, string>;
   let openCheckStore: () => Promise<Store>;
   let openReferenceStore: () => Promise<Store>;
   let cleanup: () => Promise<void>;
   let count: (store: Store) => Promise<number>;
+  /** Documents with ids in [from, to] and the transactions that wrote them. */
+  let written: (store: Store, from: number, to: number) => Promise<{ documents: number; transactions: number }>;
 
   if (engine === 'pglite') {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-bench-'));
@@ -315,6 +332,7 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
     openCheckStore = () => openStore({ databaseUrl: null, dataDir });
     openReferenceStore = openCheckStore;
     count = async (store) => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM documents`.execute(store.db)).rows[0].n);
+    written = (store, from, to) => writtenIn(store, sql`documents`, from, to);
     cleanup = () => rm(dataDir, { recursive: true, force: true });
   } else {
     const schema = `bench_ingest_${randomBytes(4).toString('hex')}`;
@@ -329,6 +347,7 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
     // Schema-qualified, so documents written anywhere else would show as missing here.
     count = async (store) =>
       Number((await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.id(schema, 'documents')}`.execute(store.db)).rows[0].n);
+    written = (store, from, to) => writtenIn(store, sql.id(schema, 'documents'), from, to);
     cleanup = async () => {
       await sql`DROP SCHEMA ${sql.id(schema)} CASCADE`.execute(admin.db);
       await admin.close();
@@ -359,6 +378,11 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
     let stored: number;
     try {
       stored = await count(checkStore);
+      for (const level of levels) {
+        if (!level.ids) continue;
+        const { documents, transactions } = await written(checkStore, ...level.ids);
+        level.perTransaction = transactions > 0 ? documents / transactions : 0;
+      }
     } finally {
       if (checkStore.engine === 'pglite') await checkStore.close();
     }
@@ -383,7 +407,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 function report(results: EngineResult[], floor: Level): void {
-  const header = ['engine', 'clients', 'requests', 'ingests/s', 'aim/s', 'p50 ms', 'p99 ms', 'errors', 'server cpu ms/req', 'main thread', 'client cpu ms/req', 'machine cpu busy'];
+  const header = ['engine', 'clients', 'requests', 'ingests/s', 'aim/s', 'p50 ms', 'p99 ms', 'errors', 'server cpu ms/req', 'main thread', 'client cpu ms/req', 'machine cpu busy', 'docs/transaction'];
   const rows = results.flatMap(({ engine, levels }) =>
     levels.map((l) => {
       const sorted = [...l.latencies].sort((a, b) => a - b);
@@ -401,6 +425,7 @@ function report(results: EngineResult[], floor: Level): void {
         l.mainCpu > 0 ? ((1000 * l.mainCpu) / l.requests).toFixed(2) : '-',
         ((1000 * l.clientCpu) / l.requests).toFixed(2),
         l.busy > 0 ? `${(100 * l.busy).toFixed(0)}%` : '-',
+        l.perTransaction > 0 ? l.perTransaction.toFixed(1) : '-',
       ];
     }),
   );
