@@ -229,6 +229,8 @@ describe('vector scan kernel', () => {
       .sort((x, y) => many[y] - many[x] || id(x) - id(y))
       .slice(0, 20);
     expect(Array.from(topK(many, 20, id))).toEqual(byId);
+    // A NaN score after the first k does not displace a kept one.
+    expect(Array.from(topK(Float64Array.from([0.5, 0.9, 0.1, NaN]), 2))).toEqual([1, 0]);
     expect(Array.from(topK(many.subarray(0, 15), 20, id))).toEqual(
       Array.from(many.subarray(0, 15).keys()).sort((x, y) => many[y] - many[x] || id(x) - id(y)),
     );

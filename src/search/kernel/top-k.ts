@@ -43,7 +43,8 @@ export function topK(scores: ArrayLike<number>, k: number, ids?: ArrayLike<Id> |
     let floor = scores[heap[0]];
     for (; i < n; i++) {
       const score = scores[i];
-      if (score < floor || (score === floor && !worse(heap[0], i))) continue;
+      // Replaced exactly when worse(heap[0], i): a NaN score never enters, as there.
+      if (!(score > floor || (score === floor && worse(heap[0], i)))) continue;
       heap[0] = i;
       siftDown(0);
       floor = scores[heap[0]];
