@@ -42,7 +42,6 @@ export default defineConfig({
     // Vitest's default (cores - 1) runs files one by one on two cores, where much of the
     // suite waits on child processes, PostgreSQL and timers: three files at once use both.
     maxWorkers: 3,
-    minWorkers: 1,
     sequence: { sequencer: LongestFirst },
   },
 });
