@@ -118,24 +118,10 @@ interface Reply {
   error?: string;
 }
 
-/** A full scan waiting to go in a pass: its query, and what takes its scores (valid during the call) or the failure. */
-interface Waiting {
-  query: Float32Array;
-  settle: (scores: Float32Array | Error) => void;
-}
-
 /** Full scans of one matrix waiting for the running one, to go together in the next pass. */
 interface MatrixQueue {
   running: boolean;
-  waiting: Waiting[];
-}
-
-/** One pass: its queries, the matrix's rows when it started, their scores (query j's from j x rows), and its end. */
-interface Pass {
-  batch: Waiting[];
-  rows: number;
-  out: SharedArrayBuffer;
-  done: Promise<void>;
+  waiting: { query: Float32Array; settle: (scores: Float32Array | Error) => void }[];
 }
 
 interface Pending {
@@ -232,49 +218,28 @@ export class ScanPool {
     }
   }
 
-  /**
-   * Scans for the queries waiting on `matrix`, up to MAX_QUERIES per pass, until none wait.
-   * The next pass starts as soon as one ends, before this thread hands the finished pass's
-   * scores to their readers: the workers scan the queries that arrived meanwhile while the
-   * readers rank, instead of waiting for every ranking (and the requests let in between them).
-   * A pass only holds queries whose searches are under way, so no write to the matrix comes
-   * between two passes that overlap this way.
-   */
+  /** Scans for the queries waiting on `matrix`, up to MAX_QUERIES per pass, until none wait. */
   async #drain(matrix: VectorMatrix, queue: MatrixQueue): Promise<void> {
     queue.running = true;
-    let next: Pass | null = this.#startPass(matrix, queue);
-    while (next) {
-      const pass: Pass = next;
-      const failure = await pass.done.then(
-        () => null,
-        (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
-      );
-      next = queue.waiting.length > 0 ? this.#startPass(matrix, queue) : null;
-      if (failure) {
-        // Another part may still be writing the failed pass's buffer: it is not reused.
-        for (const w of pass.batch) w.settle(failure);
+    while (queue.waiting.length > 0) {
+      const batch = queue.waiting.splice(0, MAX_QUERIES);
+      const n = matrix.rows;
+      const out = this.#acquire(batch.length * n * 4);
+      try {
+        await this.#scanMany(matrix, batch.map((w) => w.query), out);
+      } catch (error) {
+        for (const w of batch) w.settle(error instanceof Error ? error : new Error(String(error)));
         continue;
       }
-      for (const [j, w] of pass.batch.entries()) {
+      for (const [j, w] of batch.entries()) {
         // Each reader ranks all the rows on the event loop's thread: a turn between two lets
         // other requests (a /health probe) in, instead of all of a pass's rankings back to back.
         if (j > 0) await nextTurn();
-        w.settle(new Float32Array(pass.out, j * pass.rows * 4, pass.rows));
+        w.settle(new Float32Array(out, j * n * 4, n));
       }
-      this.#release(pass.out);
-      if (!next && queue.waiting.length > 0) next = this.#startPass(matrix, queue);
+      this.#release(out);
     }
     queue.running = false;
-  }
-
-  /** Starts one pass over `matrix` for up to MAX_QUERIES of the queries waiting (at least one). */
-  #startPass(matrix: VectorMatrix, queue: MatrixQueue): Pass {
-    const batch = queue.waiting.splice(0, MAX_QUERIES);
-    const rows = matrix.rows;
-    const out = this.#acquire(batch.length * rows * 4);
-    const done = this.#scanMany(matrix, batch.map((w) => w.query), out);
-    done.catch(() => undefined); // awaited by #drain
-    return { batch, rows, out, done };
   }
 
   async #scanMany(matrix: VectorMatrix, queries: Float32Array[], out: SharedArrayBuffer): Promise<void> {
