@@ -119,6 +119,24 @@ describe('vector scan kernel', () => {
     }
   });
 
+  it('gives every reader its own scores when readers start scans of their own', async () => {
+    // No slot for the calling thread: every full scan goes to the workers in shared passes. Each
+    // reader checks its scores at once (the buffer is valid only during the call), and the first
+    // readers queue scans of their own while other passes are waiting or running.
+    const { matrix, vectors } = filled(1536, 1200, { slots: 2 });
+    const checked: Promise<void>[] = [];
+    const scan = (depth: number): Promise<void> => {
+      const query = randomUnit(1536);
+      return pool.scoreWith(matrix, query, undefined, (scores) => {
+        expectScores(scores, query, vectors);
+        if (depth > 0) for (let i = 0; i < 3; i++) checked.push(scan(depth - 1));
+      });
+    };
+    checked.push(...Array.from({ length: 12 }, () => scan(2)));
+    for (let i = 0; i < checked.length; i++) await checked[i];
+    expect(checked).toHaveLength(12 + 36 + 108);
+  });
+
   it('lets other callbacks run between the readers of one shared pass', async () => {
     // No slot for the calling thread: the scans go to the workers, and share passes.
     const { matrix } = filled(1536, 500, { slots: 2 });
