@@ -27,7 +27,7 @@ export interface ReferenceFigures {
   filtered: number;
 }
 
-/** Each run from flushed caches (the aims' yardstick), and `warm`: runs back to back. */
+/** Each run from flushed caches (the aims' yardstick), and `warm`: each run right after a cold one, over the same rows. */
 export interface References extends ReferenceFigures {
   warm: ReferenceFigures;
 }

@@ -871,8 +871,8 @@ function report(results: SizeResult[], calibration: SizeResult | null, bandwidth
   out.push(
     `${queryCount} queries per mode and size, sequential over one keep-alive connection, after ${WARMUP_QUERIES} warm-up ` +
       'queries and one search that loads the index; top_k 10. Reference: the same search in this process without HTTP or ' +
-      'database (references.ts), each run from flushed caches (the vectors read from memory); warm ref: the same runs back ' +
-      'to back, where what fits in the last-level cache stays there. Aims: p50 <= 1.5 x reference + 1 ms (alpha 1, hybrid, ' +
+      'database (references.ts), each run from flushed caches (the vectors read from memory); warm ref: each run right ' +
+      'after a cold one over the same rows, with what fits in the last-level cache still there. Aims: p50 <= 1.5 x reference + 1 ms (alpha 1, hybrid, ' +
       'filtered), alpha 0 p50 <= 5 ms, p99 <= 2 x p50.\n',
   );
   out.push(latencyTable(calibration ? [calibration, ...results] : results));
