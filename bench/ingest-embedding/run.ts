@@ -309,6 +309,11 @@ interface EngineResult {
   inProcess: Map<number, number>;
 }
 
+/** Documents of `table`. */
+async function countIn(store: Store, table: RawBuilder<unknown>): Promise<number> {
+  return Number((await sql<{ n: string }>`SELECT count(*) AS n FROM ${table}`.execute(store.db)).rows[0].n);
+}
+
 /** Documents of `table` with ids in [from, to], and how many transactions wrote them (each document's `txid`). */
 async function writtenIn(store: Store, table: RawBuilder<unknown>, from: number, to: number): Promise<{ documents: number; transactions: number }> {
   const { rows } = await sql<{ documents: string; transactions: string }>`
@@ -322,17 +327,15 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
   let openCheckStore: () => Promise<Store>;
   let openReferenceStore: () => Promise<Store>;
   let cleanup: () => Promise<void>;
-  let count: (store: Store) => Promise<number>;
-  /** Documents with ids in [from, to] and the transactions that wrote them. */
-  let written: (store: Store, from: number, to: number) => Promise<{ documents: number; transactions: number }>;
+  /** The documents table the server writes, as the check store names it. */
+  let documents: RawBuilder<unknown>;
 
   if (engine === 'pglite') {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-bench-'));
     env = { FOLIO_DATA_DIR: dataDir, DATABASE_URL: '' };
     openCheckStore = () => openStore({ databaseUrl: null, dataDir });
     openReferenceStore = openCheckStore;
-    count = async (store) => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM documents`.execute(store.db)).rows[0].n);
-    written = (store, from, to) => writtenIn(store, sql`documents`, from, to);
+    documents = sql`documents`;
     cleanup = () => rm(dataDir, { recursive: true, force: true });
   } else {
     const schema = `bench_ingest_${randomBytes(4).toString('hex')}`;
@@ -345,9 +348,7 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
     openCheckStore = async () => admin;
     openReferenceStore = () => openStore({ databaseUrl: POSTGRES_URL, dataDir: null, schema });
     // Schema-qualified, so documents written anywhere else would show as missing here.
-    count = async (store) =>
-      Number((await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.id(schema, 'documents')}`.execute(store.db)).rows[0].n);
-    written = (store, from, to) => writtenIn(store, sql.id(schema, 'documents'), from, to);
+    documents = sql.id(schema, 'documents');
     cleanup = async () => {
       await sql`DROP SCHEMA ${sql.id(schema)} CASCADE`.execute(admin.db);
       await admin.close();
@@ -377,11 +378,11 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
     const checkStore = await openCheckStore();
     let stored: number;
     try {
-      stored = await count(checkStore);
+      stored = await countIn(checkStore, documents);
       for (const level of levels) {
         if (!level.ids) continue;
-        const { documents, transactions } = await written(checkStore, ...level.ids);
-        level.perTransaction = transactions > 0 ? documents / transactions : 0;
+        const written = await writtenIn(checkStore, documents, ...level.ids);
+        level.perTransaction = written.transactions > 0 ? written.documents / written.transactions : 0;
       }
     } finally {
       if (checkStore.engine === 'pglite') await checkStore.close();
