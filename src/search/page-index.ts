@@ -9,10 +9,10 @@ import { LruMap } from '../lru.js';
 import type { LocalWrites } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
 import { indexedPages, loadIndexedPages, pageChangesSince } from '../store/pages.js';
-import { ScanPool, topK } from './kernel/index.js';
+import { ScanPool, topK, topKClamped } from './kernel/index.js';
 import type { KeywordHits, QueryTerm } from './keyword-index.js';
 import { QueryTermReader } from './query-terms.js';
-import { keywordScore, semanticScore } from './scores.js';
+import { keywordScore, SEMANTIC_MAX, SEMANTIC_MIN, semanticScore } from './scores.js';
 import { WorkspacePages, type SlotPage } from './workspace-pages.js';
 
 export interface PageQuery {
@@ -115,10 +115,12 @@ export class PageIndex {
    * query matching a tenth of 100k pages allocated megabytes per search (a young-generation
    * collection per search) when they were made afresh.
    */
-  private relevance = new Float64Array(0);
-  private keywordScores = new Float64Array(0);
-  private positions = new Int32Array(0);
-  private extra = new Int32Array(0);
+  private candidateSlots = new Int32Array(0);
+  private candidateRelevance = new Float64Array(0);
+  private candidateSemantic = new Float64Array(0);
+  private candidateKeyword = new Float64Array(0);
+  /** By scanned position: 1 for a best-scoring row not yet found among the keyword hits, else 0. */
+  private unmatched = new Uint8Array(0);
   private readonly terms: QueryTermReader;
 
   constructor(
@@ -205,9 +207,8 @@ export class PageIndex {
   }
 
   /**
-   * The best candidates, by position: first the scanned rows (every row, or `rows`), then
-   * keyword hits outside them. Runs synchronously while `cosines` (a pooled buffer) is valid,
-   * in relevance and keyword buffers kept for the next search.
+   * The best candidates. Runs synchronously while `cosines` (a pooled buffer, one per row of
+   * `rows` or of the matrix) is valid, in candidate buffers kept for the next search.
    */
   private rank(
     ws: WorkspacePages,
@@ -217,45 +218,48 @@ export class PageIndex {
     cosines: Float32Array | null,
   ): RankedCandidates {
     const { alpha } = q;
-    const scanned = cosines ? cosines.length : 0;
-    // Each keyword hit's position: its scanned row's, or one of its own after the scanned rows.
     const found = hits.slots.length;
-    if (this.positions.length < found) {
-      this.positions = new Int32Array(Math.ceil(found * 1.25));
-      this.extra = new Int32Array(this.positions.length);
+    const slotOf = (i: number) => ws.rowSlot[rows ? rows[i] : i];
+    // Candidates: every keyword hit, and the k scanned rows of best semantic score. A scanned
+    // row that is no hit has relevance alpha x semantic, and a hit's is never lower, so a row
+    // that is neither is outranked by k candidates. Only those k rows' scores are computed.
+    const best = cosines ? topKClamped(cosines, q.k, SEMANTIC_MIN, SEMANTIC_MAX, (i) => ws.slotPage[slotOf(i)]) : new Int32Array(0);
+    const n = found + best.length;
+    if (this.candidateSlots.length < n) {
+      const room = Math.ceil(n * 1.25);
+      this.candidateSlots = new Int32Array(room);
+      this.candidateRelevance = new Float64Array(room);
+      this.candidateSemantic = new Float64Array(room);
+      this.candidateKeyword = new Float64Array(room);
     }
-    const { positions, extra } = this;
-    let extras = 0;
+    if (cosines && this.unmatched.length < cosines.length) this.unmatched = new Uint8Array(Math.ceil(cosines.length * 1.25));
+    const { candidateSlots: slots, candidateRelevance: relevance, candidateSemantic: semantic, candidateKeyword: keyword, unmatched } = this;
+    for (const at of best) unmatched[at] = 1;
+    let count = 0;
     for (let h = 0; h < found; h++) {
       const slot = hits.slots[h];
       const row = cosines ? ws.slotRow[slot] : -1;
       const at = row < 0 ? undefined : rows ? positionIn(rows, row) : row;
-      if (at === undefined) extra[extras] = slot;
-      positions[h] = at ?? scanned + extras++;
+      if (at !== undefined) unmatched[at] = 0;
+      slots[count] = slot;
+      semantic[count] = at === undefined ? 0 : semanticScore(cosines![at]);
+      keyword[count] = keywordScore(hits.ranks[h]);
+      relevance[count] = alpha * semantic[count] + (1 - alpha) * keyword[count];
+      count++;
     }
-    const n = scanned + extras;
-    if (this.relevance.length < n) {
-      this.relevance = new Float64Array(Math.ceil(n * 1.25));
-      this.keywordScores = new Float64Array(this.relevance.length);
+    for (const at of best) {
+      if (unmatched[at] === 0) continue; // a hit, already a candidate
+      unmatched[at] = 0;
+      slots[count] = slotOf(at);
+      semantic[count] = semanticScore(cosines![at]);
+      keyword[count] = 0;
+      relevance[count] = alpha * semantic[count];
+      count++;
     }
-    const relevance = this.relevance.subarray(0, n);
-    const keyword = this.keywordScores.subarray(0, n).fill(0);
-    for (let i = 0; i < scanned; i++) relevance[i] = alpha * semanticScore(cosines![i]);
-    relevance.fill(0, scanned);
-    for (let h = 0; h < found; h++) {
-      const p = positions[h];
-      keyword[p] = keywordScore(hits.ranks[h]);
-      relevance[p] = alpha * (p < scanned ? semanticScore(cosines![p]) : 0) + (1 - alpha) * keyword[p];
-    }
-    const slotAt = (i: number) => (i < scanned ? ws.rowSlot[rows ? rows[i] : i] : extra[i - scanned]);
-    const best = Array.from(topK(relevance, q.k, (i) => ws.slotPage[slotAt(i)])).filter((i) => relevance[i] > q.minRelevance);
+    const ranked = Array.from(topK(relevance.subarray(0, count), q.k, (j) => ws.slotPage[slots[j]])).filter((j) => relevance[j] > q.minRelevance);
     return {
-      results: best.map((i) => ({
-        relevance: relevance[i],
-        semantic: i < scanned ? semanticScore(cosines![i]) : 0,
-        keyword: keyword[i],
-      })),
-      slots: best.map(slotAt),
+      results: ranked.map((j) => ({ relevance: relevance[j], semantic: semantic[j], keyword: keyword[j] })),
+      slots: ranked.map((j) => slots[j]),
     };
   }
 

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ScanPool, VectorMatrix, topK } from '../../src/search/kernel/index.js';
+import { ScanPool, VectorMatrix, topK, topKClamped } from '../../src/search/kernel/index.js';
 
 function randomUnit(dims: number): Float32Array {
   const v = Float32Array.from({ length: dims }, () => Math.random() - 0.5);
@@ -252,6 +252,24 @@ describe('vector scan kernel', () => {
     expect(Array.from(topK(many.subarray(0, 15), 20, id))).toEqual(
       Array.from(many.subarray(0, 15).keys()).sort((x, y) => many[y] - many[x] || id(x) - id(y)),
     );
+  });
+
+  it('ranks the k best clamped scores like a sort of them, ties by id, NaN never', () => {
+    const clamp = (x: number) => Math.min(1, Math.max(0, x));
+    // Scores beyond both bounds tie there and go by id; rounding to tenths makes ties inside too.
+    const scores = Float32Array.from({ length: 3000 }, (_, i) => (i % 97 === 5 ? NaN : Math.round((Math.random() * 2.4 - 1.2) * 10) / 10));
+    scores[0] = NaN;
+    const id = (i: number) => (i * 7919) % 3001; // distinct, unrelated to positions
+    const sorted = Array.from(scores.keys())
+      .filter((i) => !Number.isNaN(scores[i]))
+      .sort((x, y) => clamp(scores[y]) - clamp(scores[x]) || id(x) - id(y));
+    for (const k of [0, 1, 10, 300, 2900, 5000]) {
+      expect(Array.from(topKClamped(scores, k, 0, 1, id)), `k ${k}`).toEqual(sorted.slice(0, k));
+    }
+    // Every score below the lower bound: all tie, so the lowest ids win.
+    const below = Float32Array.from({ length: 500 }, () => -Math.random());
+    const byId = Array.from(below.keys()).sort((x, y) => id(x) - id(y));
+    expect(Array.from(topKClamped(below, 20, 0, 1, id))).toEqual(byId.slice(0, 20));
   });
 
   it('close() ends the workers and later scans fail', async () => {

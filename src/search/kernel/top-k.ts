@@ -52,3 +52,41 @@ export function topK(scores: ArrayLike<number>, k: number, ids?: ArrayLike<Id> |
   }
   return Int32Array.from(heap.sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0)));
 }
+
+/**
+ * topK by min(hi, max(lo, scores[i])) (a cosine's semantic score, say), for many scores of
+ * which few rank. Positions reaching the k-th best clamped score seen so far gather in a
+ * buffer, cut back to its k best when it fills, which raises that floor; every other position
+ * costs a read and a comparison of its raw score, as a raw score at or above a floor inside
+ * (lo, hi] clamps to at least that floor. Clamping every score (Math.min and Math.max branch on
+ * each) and writing it out took longer than the whole rest of a ranking at 50k scores.
+ */
+export function topKClamped(scores: Float32Array, k: number, lo: number, hi: number, idOf: (i: number) => Id): Int32Array {
+  const keep = Math.max(0, Math.min(k, scores.length));
+  if (keep === 0) return new Int32Array(0);
+  const room = Math.max(4 * keep, 64);
+  const kept = new Int32Array(room);
+  const clamped = new Float64Array(room);
+  let count = 0;
+  let threshold = -Infinity; // ties at the floor may still rank by id; a NaN never passes
+  const cut = (): void => {
+    const best = topK(clamped.subarray(0, count), keep, (j) => idOf(kept[j]));
+    const positions = Int32Array.from(best, (j) => kept[j]);
+    const values = Float64Array.from(best, (j) => clamped[j]);
+    kept.set(positions);
+    clamped.set(values);
+    count = best.length;
+    if (count === keep && clamped[count - 1] > lo) threshold = clamped[count - 1];
+  };
+  for (let i = 0; i < scores.length; i++) {
+    if (!(scores[i] >= threshold)) continue;
+    if (count === room) {
+      cut();
+      if (!(scores[i] >= threshold)) continue;
+    }
+    kept[count] = i;
+    clamped[count++] = Math.min(hi, Math.max(lo, scores[i]));
+  }
+  cut();
+  return kept.slice(0, count);
+}
