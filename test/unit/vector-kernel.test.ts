@@ -137,6 +137,47 @@ describe('vector scan kernel', () => {
     expect(checked).toHaveLength(12 + 36 + 108);
   });
 
+  it('gives every reader its own scores when the next pass starts during the ranking and its second worker joins late', async () => {
+    // 3,000 rows of 6 KiB split between both workers. Scans queue while a pass runs, so each
+    // next pass starts on one worker while the readers rank and the other joins afterwards;
+    // slow readers let the first worker take every chunk before the second one joins.
+    const { matrix, vectors } = filled(1536, 3000, { slots: 2 });
+    const queued: Promise<void>[] = [];
+    const scan = (wait: number): Promise<void> => {
+      const query = randomUnit(1536);
+      return pool.scoreWith(matrix, query, undefined, (scores) => {
+        expectScores(scores, query, vectors);
+        const until = performance.now() + wait;
+        while (performance.now() < until); // a reader that keeps the event loop busy
+      });
+    };
+    for (const wait of [0, 30]) {
+      queued.push(...Array.from({ length: 20 }, () => scan(wait)));
+      await Promise.all(queued);
+    }
+    expect(queued).toHaveLength(40);
+  });
+
+  it('rejects queued and running shared passes when the pool closes while a reader ranks', async () => {
+    const own = new ScanPool({ threads: 2 });
+    const { matrix } = filled(1536, 3000, { slots: 2 });
+    let closed: Promise<void> | undefined;
+    // The first scan runs alone, the next eight share a pass: the first of those closes the pool
+    // while the pass after it runs and the other readers of its own pass wait their turn.
+    const scans = Array.from({ length: 20 }, (_, i) =>
+      own.scoreWith(matrix, randomUnit(1536), undefined, () => {
+        if (i === 1) closed = own.close();
+        return i;
+      }),
+    );
+    const settled = await Promise.allSettled(scans);
+    await closed;
+    expect(settled.slice(0, 2)).toEqual([0, 1].map((value) => ({ status: 'fulfilled', value })));
+    const rejected = settled.filter((s) => s.status === 'rejected');
+    expect(rejected.length).toBeGreaterThan(0);
+    for (const s of rejected) expect(String(s.reason)).toMatch(/closed/);
+  });
+
   it('lets other callbacks run between the readers of one shared pass', async () => {
     // No slot for the calling thread: the scans go to the workers, and share passes.
     const { matrix } = filled(1536, 500, { slots: 2 });
