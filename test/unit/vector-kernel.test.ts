@@ -119,19 +119,25 @@ describe('vector scan kernel', () => {
     }
   });
 
+  /** A full scan of a new query whose reader checks the scores while they are valid, then calls `then`. */
+  function checkedScan(matrix: VectorMatrix, vectors: Float32Array[], then: () => void): Promise<void> {
+    const query = randomUnit(1536);
+    return pool.scoreWith(matrix, query, undefined, (scores) => {
+      expectScores(scores, query, vectors);
+      then();
+    });
+  }
+
   it('gives every reader its own scores when readers start scans of their own', async () => {
     // No slot for the calling thread: every full scan goes to the workers in shared passes. Each
     // reader checks its scores at once (the buffer is valid only during the call), and the first
     // readers queue scans of their own while other passes are waiting or running.
     const { matrix, vectors } = filled(1536, 1200, { slots: 2 });
     const checked: Promise<void>[] = [];
-    const scan = (depth: number): Promise<void> => {
-      const query = randomUnit(1536);
-      return pool.scoreWith(matrix, query, undefined, (scores) => {
-        expectScores(scores, query, vectors);
+    const scan = (depth: number): Promise<void> =>
+      checkedScan(matrix, vectors, () => {
         if (depth > 0) for (let i = 0; i < 3; i++) checked.push(scan(depth - 1));
       });
-    };
     checked.push(...Array.from({ length: 12 }, () => scan(2)));
     for (let i = 0; i < checked.length; i++) await checked[i];
     expect(checked).toHaveLength(12 + 36 + 108);
@@ -143,14 +149,11 @@ describe('vector scan kernel', () => {
     // slow readers let the first worker take every chunk before the second one joins.
     const { matrix, vectors } = filled(1536, 3000, { slots: 2 });
     const queued: Promise<void>[] = [];
-    const scan = (wait: number): Promise<void> => {
-      const query = randomUnit(1536);
-      return pool.scoreWith(matrix, query, undefined, (scores) => {
-        expectScores(scores, query, vectors);
+    const scan = (wait: number): Promise<void> =>
+      checkedScan(matrix, vectors, () => {
         const until = performance.now() + wait;
         while (performance.now() < until); // a reader that keeps the event loop busy
       });
-    };
     for (const wait of [0, 30]) {
       queued.push(...Array.from({ length: 20 }, () => scan(wait)));
       await Promise.all(queued);
