@@ -114,7 +114,7 @@ export async function measureReferences(
   seed: number,
   query: (i: number) => string,
 ): Promise<References> {
-  const { ScanPool, VectorMatrix, topK } = kernel;
+  const { ScanPool, VectorMatrix, topK, topKClamped } = kernel;
   const pool = new ScanPool();
   const matrix = new VectorMatrix(DIMS, { capacity: pages });
   const index = new keyword.KeywordIndex();
@@ -134,12 +134,27 @@ export async function measureReferences(
       const hits = index.rank(terms(i), null);
       return topK(hits.ranks, TOP_K, hits.slots);
     });
+    // As the service ranks: only the keyword hits and the k rows of best cosine can be in the
+    // top k (a row that is neither is outranked by those k), so only they get a relevance.
     const hybrid = await timed(async (i) => {
       const cosines = await pool.score(matrix, samples[i % samples.length]);
-      const relevance = Float64Array.from(cosines, (c) => 0.5 * Math.max(0, c));
       const hits = index.rank(terms(i), null);
-      hits.slots.forEach((slot, h) => (relevance[slot] += 0.5 * (hits.ranks[h] / (hits.ranks[h] + 1))));
-      return topK(relevance, TOP_K, ids);
+      const best = topKClamped(cosines, TOP_K, 0, 1, ids);
+      const candidates = new Int32Array(hits.slots.length + best.length);
+      const relevance = new Float64Array(candidates.length);
+      const isHit = new Set<number>();
+      let n = 0;
+      hits.slots.forEach((slot, h) => {
+        isHit.add(slot);
+        candidates[n] = slot;
+        relevance[n++] = 0.5 * Math.max(0, cosines[slot]) + 0.5 * (hits.ranks[h] / (hits.ranks[h] + 1));
+      });
+      for (const row of best) {
+        if (isHit.has(row)) continue;
+        candidates[n] = row;
+        relevance[n++] = 0.5 * Math.max(0, cosines[row]);
+      }
+      return topK(relevance.subarray(0, n), TOP_K, (j) => candidates[j]);
     });
     return {
       scan: scan.cold,
