@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vector } from '../helpers/app.js';
 import { startServer, type Server } from '../helpers/process.js';
-import { ENGINES, POSTGRES_URL, createSchema, dropSchema, newSchemaName } from '../helpers/stores.js';
+import { ENGINES, POSTGRES_URL, createSchema, dropSchema, migratedDataDir, newSchemaName } from '../helpers/stores.js';
 
 const KEY = 'durability-key';
 const CLIENTS = 6;
@@ -97,7 +97,8 @@ describe.each(ENGINES)('acknowledged writes across SIGKILL (%s)', { timeout: 300
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-durability-'));
+    // The embedded database is made before the first start, which is not what this tests.
+    dataDir = engine === 'pglite' ? await migratedDataDir('folio-durability-') : fs.mkdtempSync(path.join(os.tmpdir(), 'folio-durability-'));
     env = { FOLIO_DATA_DIR: dataDir, FOLIO_API_KEYS: `${KEY}:durable:write`, FOLIO_RATE_LIMIT: '0' };
     if (engine === 'postgres') {
       schema = newSchemaName();

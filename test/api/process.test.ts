@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vector } from '../helpers/app.js';
 import { runFolio, startServer } from '../helpers/process.js';
-import { ENGINES, POSTGRES_URL, createSchema, dropSchema, newSchemaName } from '../helpers/stores.js';
+import { ENGINES, POSTGRES_URL, createSchema, dropSchema, migratedDataDir, newSchemaName } from '../helpers/stores.js';
 
 const KEY = 'process-test-key';
 
@@ -24,8 +24,9 @@ describe('folio on the embedded engine', { timeout: 300_000 }, () => {
   let dataDir: string;
   const env = () => ({ FOLIO_DATA_DIR: dataDir, FOLIO_API_KEYS: `${KEY}:proc:write` });
 
-  beforeAll(() => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-proc-'));
+  // Made before the first start (initdb is what the first-start test below covers).
+  beforeAll(async () => {
+    dataDir = await migratedDataDir('folio-proc-');
   });
   afterAll(() => {
     fs.rmSync(dataDir, { recursive: true, force: true });

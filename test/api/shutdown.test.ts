@@ -1,11 +1,10 @@
 // Shutdown of `folio serve` with a task in hand: SIGTERM hands the task back, and the next
 // start completes it exactly once. (Apart from process.test.ts so the two run side by side.)
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { corpusFile } from '../helpers/corpus.js';
 import { startServer } from '../helpers/process.js';
+import { migratedDataDir } from '../helpers/stores.js';
 
 const KEY = 'shutdown-test-key';
 
@@ -31,7 +30,7 @@ describe('shutdown with a task in hand', { timeout: 300_000 }, () => {
   }
 
   it('hands unfinished tasks back on SIGTERM, and the next start completes them once', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-term-'));
+    const dataDir = await migratedDataDir('folio-term-');
     const env = { FOLIO_DATA_DIR: dataDir, FOLIO_API_KEYS: `${KEY}:term:write`, FOLIO_SHUTDOWN_GRACE_MS: '0' };
     try {
       const first = await startServer(env);

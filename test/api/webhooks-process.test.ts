@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vector } from '../helpers/app.js';
 import { freePort, startServer, type Server } from '../helpers/process.js';
-import { ENGINES, POSTGRES_URL, createSchema, dropSchema, newSchemaName } from '../helpers/stores.js';
+import { ENGINES, POSTGRES_URL, createSchema, dropSchema, migratedDataDir, newSchemaName } from '../helpers/stores.js';
 import { until } from '../helpers/poll.js';
 import { startReceiver, verifyFolioSignature, type Receiver } from '../helpers/webhook-receiver.js';
 
@@ -43,7 +43,8 @@ describe.each(ENGINES)('webhook events across SIGKILL (%s)', { timeout: 300_000 
   let server: Server | null = null;
 
   beforeAll(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-webhooks-'));
+    // The embedded database is made before the first start, which is not what this tests.
+    dataDir = engine === 'pglite' ? await migratedDataDir('folio-webhooks-') : fs.mkdtempSync(path.join(os.tmpdir(), 'folio-webhooks-'));
     env = {
       FOLIO_DATA_DIR: dataDir,
       FOLIO_API_KEYS: `${KEY}:hooked:admin`,

@@ -40,7 +40,7 @@ export type Ask = <Row extends Record<string, unknown>>(text: string, params: un
 /** Calls `use` with statements on a bare connection (no store, no schema): a fresh PGlite, or a client of the server; closed after. */
 export async function withBareEngine(engine: Engine, use: (ask: Ask) => Promise<void>): Promise<void> {
   if (engine === 'pglite') {
-    const db = await PGlite.create();
+    const db = await PGlite.create({ loadDataDir: await clusterSnapshot() });
     try {
       await use((text, params) => db.query(text, params));
     } finally {
@@ -88,15 +88,22 @@ export async function dropSchema(schema: string): Promise<void> {
 
 const MIGRATIONS = path.resolve(import.meta.dirname, '../../src/store/migrations');
 
-/** Names the snapshot by what shapes it: the PGlite build and the migration files. */
-function snapshotFile(): string {
+/** Names a snapshot by what shapes it: the PGlite build, and the migration files when it is migrated. */
+function snapshotFile(kind: 'cluster' | 'migrated'): string {
   const hash = createHash('sha256').update(fs.readFileSync(path.resolve(import.meta.dirname, '../../node_modules/@electric-sql/pglite/package.json')));
-  for (const name of fs.readdirSync(MIGRATIONS).sort()) hash.update(name).update(fs.readFileSync(path.join(MIGRATIONS, name)));
-  return path.join(os.tmpdir(), `folio-test-pglite-${hash.digest('hex').slice(0, 16)}.tar`);
+  if (kind === 'migrated') for (const name of fs.readdirSync(MIGRATIONS).sort()) hash.update(name).update(fs.readFileSync(path.join(MIGRATIONS, name)));
+  return path.join(os.tmpdir(), `folio-test-pglite-${kind}-${hash.digest('hex').slice(0, 16)}.tar`);
+}
+
+async function dumpCluster(): Promise<Blob> {
+  const pglite = await PGlite.create();
+  const dump = await pglite.dumpDataDir('none');
+  await pglite.close();
+  return dump;
 }
 
 async function dumpMigrated(): Promise<Blob> {
-  const pglite = await PGlite.create();
+  const pglite = await PGlite.create({ loadDataDir: await clusterSnapshot() });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ ...createPgConfig(pglite), max: 1 }) }) });
   await migrateToLatest(db);
   await db.destroy();
@@ -105,24 +112,46 @@ async function dumpMigrated(): Promise<Blob> {
   return dump;
 }
 
-let snapshot: Promise<Blob> | null = null;
+const snapshots = new Map<string, Promise<Blob>>();
 
 /**
- * A migrated, empty embedded database to load for each test store: initdb costs about 3 s
- * of CPU, loading this 1 s. Kept in the temporary directory, shared by every test file and
- * run on this machine, and written whole (rename) so a concurrent reader never sees half.
+ * An embedded database to load instead of making one: initdb costs about 3 s of CPU (far more
+ * while other test files keep both cores busy), loading this 1 s. Kept in the temporary
+ * directory, shared by every test file and run on this machine, and written whole (rename) so
+ * a concurrent reader never sees half.
  */
-function migratedSnapshot(): Promise<Blob> {
-  snapshot ??= (async () => {
-    const file = snapshotFile();
-    if (fs.existsSync(file)) return new Blob([fs.readFileSync(file)]);
-    const dump = await dumpMigrated();
-    const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-    fs.writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
-    fs.renameSync(partial, file);
-    return dump;
-  })();
-  return snapshot;
+function snapshot(kind: 'cluster' | 'migrated', dump: () => Promise<Blob>): Promise<Blob> {
+  const file = snapshotFile(kind);
+  let kept = snapshots.get(file);
+  if (!kept) {
+    kept = (async () => {
+      if (fs.existsSync(file)) return new Blob([fs.readFileSync(file)]);
+      const made = await dump();
+      const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+      fs.writeFileSync(partial, Buffer.from(await made.arrayBuffer()));
+      fs.renameSync(partial, file);
+      return made;
+    })();
+    snapshots.set(file, kept);
+  }
+  return kept;
+}
+
+/** A new, empty cluster: what initdb makes. */
+export const clusterSnapshot = (): Promise<Blob> => snapshot('cluster', dumpCluster);
+
+/** A migrated, empty embedded database. */
+const migratedSnapshot = (): Promise<Blob> => snapshot('migrated', dumpMigrated);
+
+/**
+ * A new data directory holding a migrated, empty embedded database, as `folio serve` leaves
+ * one after its first start: for tests of later starts, which need not pay for initdb.
+ */
+export async function migratedDataDir(prefix: string): Promise<string> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const pglite = await PGlite.create(path.join(dir, 'pgdata'), { loadDataDir: await migratedSnapshot() });
+  await pglite.close();
+  return dir;
 }
 
 /** A migrated, empty store on the given engine; close() also drops the test schema. */

@@ -3,11 +3,11 @@
 // their codes, transactions), and the thread must not outlive or hang its store.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/engine.js';
+import { clusterSnapshot, migratedDataDir } from '../helpers/stores.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -15,7 +15,7 @@ describe('the embedded engine on its own thread', () => {
   let store: Store;
 
   beforeAll(async () => {
-    store = await openStore({ databaseUrl: null, dataDir: null });
+    store = await openStore({ databaseUrl: null, dataDir: null, snapshot: await clusterSnapshot() });
     await sql`CREATE TABLE t (id int PRIMARY KEY, body text)`.execute(store.db);
   });
   afterAll(async () => {
@@ -59,14 +59,14 @@ describe('the embedded engine on its own thread', () => {
   });
 
   it('refuses statements after close instead of hanging', async () => {
-    const other = await openStore({ databaseUrl: null, dataDir: null });
+    const other = await openStore({ databaseUrl: null, dataDir: null, snapshot: await clusterSnapshot() });
     await other.close();
     // As a lost server connection: PostgreSQL's code for it, which the API answers with a 503.
     await expect(sql`SELECT 1`.execute(other.db)).rejects.toMatchObject({ kind: 'connection_failed' });
   });
 
   it('does not keep a process alive once its statements are answered, and keeps what it wrote', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-thread-'));
+    const dir = await migratedDataDir('folio-thread-');
     try {
       // The script opens a store on a data directory, writes, and never closes it.
       const script = `

@@ -8,7 +8,7 @@ import { insertDocument, insertPages, paragraphsOfPage } from '../../src/store/d
 import { sentencesOfPages } from '../../src/store/passages.js';
 import type { Database } from '../../src/store/schema.js';
 import { ensureWorkspace } from '../../src/store/workspaces.js';
-import { ENGINES, POSTGRES_URL, createSchema, dropSchema, newSchemaName } from '../helpers/stores.js';
+import { ENGINES, POSTGRES_URL, clusterSnapshot, createSchema, dropSchema, newSchemaName } from '../helpers/stores.js';
 
 async function migrateTo(db: Kysely<Database>, name: string): Promise<void> {
   const schema = (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db)).rows[0].schema;
@@ -31,7 +31,9 @@ function unmigratedStores(engine: Engine): { open: () => Promise<Store> } {
         schema = newSchemaName();
         await createSchema(schema);
       }
-      store = await openStore(engine === 'pglite' ? { databaseUrl: null, dataDir: null } : { databaseUrl: POSTGRES_URL, dataDir: null, schema });
+      store = await openStore(
+        engine === 'pglite' ? { databaseUrl: null, dataDir: null, snapshot: await clusterSnapshot() } : { databaseUrl: POSTGRES_URL, dataDir: null, schema },
+      );
       return store;
     },
   };
