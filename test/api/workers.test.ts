@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { multipartBody } from '../helpers/multipart.js';
 import { ENGINES, POSTGRES_URL, openTestStore, type TestStore } from '../helpers/stores.js';
+import { folioArgs } from '../helpers/process.js';
 import { waitForTask } from '../helpers/tasks.js';
 import { corpusFile } from '../helpers/corpus.js';
 
@@ -20,7 +21,7 @@ describe.skipIf(!ENGINES.includes('postgres'))('worker processes on PostgreSQL',
 
   /** Starts `folio worker` and resolves once it is taking tasks. */
   async function startWorker(): Promise<ChildProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts'), 'worker'], {
+    const child = spawn(process.execPath, folioArgs(['worker']), {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,

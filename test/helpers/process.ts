@@ -1,11 +1,17 @@
-// Runs the real folio command in child processes (through tsx, so no build is needed).
+// Runs the real folio command in child processes: src/ as test/global-setup.ts compiled it
+// for this run, so no build is needed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const MAIN = path.join(ROOT, 'src/main.ts');
+
+/** node's arguments that run `folio <args>`. */
+export function folioArgs(args: string[]): string[] {
+  return [inject('folioMain'), ...args];
+}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -31,7 +37,7 @@ function baseEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 /** Runs `folio <args>` to completion. */
 export function runFolio(args: string[], env: Record<string, string>): Promise<RunResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env: baseEnv(env) });
+    const child = spawn(process.execPath, folioArgs(args), { cwd: ROOT, env: baseEnv(env) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -52,7 +58,7 @@ export interface Server {
 // files keep both cores busy.
 export async function startServer(env: Record<string, string>, timeoutMs = 90_000, args: string[] = []): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', ...args], {
+  const child = spawn(process.execPath, folioArgs(['serve', ...args]), {
     cwd: ROOT,
     env: baseEnv({ PORT: String(port), HOST: '127.0.0.1', ...env }),
   });
