@@ -1,5 +1,5 @@
-// Runs the real folio command in child processes: src/ as test/global-setup.ts compiled it
-// for this run, so no build is needed.
+// Runs the real folio command in child processes, with no build needed: under vitest src/ as
+// test/global-setup.ts compiled it for the run, elsewhere (Playwright's setup) through tsx.
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
@@ -10,7 +10,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
 /** node's arguments that run `folio <args>`. */
 export function folioArgs(args: string[]): string[] {
-  return [inject('folioMain'), ...args];
+  if (process.env.VITEST) return [inject('folioMain'), ...args];
+  return ['--import', 'tsx', path.join(ROOT, 'src/main.ts'), ...args];
 }
 
 export function freePort(): Promise<number> {
