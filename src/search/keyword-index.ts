@@ -2,7 +2,8 @@
 // holding it with their term frequency; per slot, its length normaliser. The rank r is
 // BM25-shaped with fixed statistics (README, Search), so nothing here depends on the rest of
 // the corpus and a page's rank never changes when others are added or removed.
-import type { TermCount } from './tsvector.js';
+import { LexemeTable } from './lexeme-table.js';
+import { readLexeme, type TermCount } from './tsvector.js';
 
 /**
  * The constants of the keyword rank r: BM25's term saturation K1 and length normalisation B
@@ -37,25 +38,31 @@ const TF_BITS = 8;
 const TF_MASK = (1 << TF_BITS) - 1;
 export const MAX_SLOTS = 2 ** (32 - TF_BITS);
 
-interface PostingList {
-  /** Postings in increasing slot order. */
-  data: Uint32Array;
-  length: number;
-}
-
 /** The pages a query matched and their ranks: views of the index's scratch, valid until its next rank(). */
 export interface KeywordHits {
   slots: Int32Array;
   ranks: Float64Array;
 }
 
-/** Where the slot's posting is in the list (ordered by slot), or -1. */
-function positionOf(list: PostingList, slot: number): number {
+// Characters of a tsvector's output text.
+const SPACE = 32;
+const QUOTE = 39;
+const BACKSLASH = 92;
+const COLON = 58;
+const COMMA = 44;
+
+/** The posting of `slot` with `tf` occurrences (PostgreSQL keeps at most 256 positions). */
+function posting(slot: number, tf: number): number {
+  return ((slot << TF_BITS) | (Math.min(tf, TF_MASK + 1) - 1)) >>> 0;
+}
+
+/** Where the slot's posting is in the first `length` of `data` (ordered by slot), or -1. */
+function positionOf(data: Uint32Array, length: number, slot: number): number {
   let lo = 0;
-  let hi = list.length - 1;
+  let hi = length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
-    const at = list.data[mid] >>> TF_BITS;
+    const at = data[mid] >>> TF_BITS;
     if (at < slot) lo = mid + 1;
     else if (at > slot) hi = mid - 1;
     else return mid;
@@ -64,7 +71,13 @@ function positionOf(list: PostingList, slot: number): number {
 }
 
 export class KeywordIndex {
-  private readonly lists = new Map<string, PostingList>();
+  private readonly lexemes = new LexemeTable();
+  /** Per lexeme id, its postings in increasing slot order: the first `lengths[id]` of `lists[id]`. */
+  private lists: Uint32Array[] = [];
+  private lengths = new Int32Array(1024);
+  /** Scratch of addTsvector(): the page's lexeme ids and term frequencies. */
+  private pageIds = new Int32Array(256);
+  private pageTfs = new Int32Array(256);
   private norms = new Float64Array(1024);
   private live = new Uint8Array(1024);
   /** Scratch of rank(): the accumulator (all zeros between calls), the slots it touched, the hits. */
@@ -76,26 +89,88 @@ export class KeywordIndex {
   postings = 0;
 
   /** Indexes the page in `slot`; slots must be added in increasing order. */
-  add(slot: number, terms: TermCount[]): void {
+  add(slot: number, terms: readonly TermCount[]): void {
+    this.startPage(slot);
+    for (const { lexeme, tf } of terms) this.append(this.idOf(lexeme, 0, lexeme.length), posting(slot, tf));
+    this.endPage(slot, terms.length);
+  }
+
+  /**
+   * As add() with the terms parseTsvector() reads from `text` (a tsvector's output), read here
+   * without making a string of a lexeme the index already holds. A malformed text adds no
+   * posting.
+   */
+  addTsvector(slot: number, text: string): void {
+    this.startPage(slot);
+    let count = 0;
+    const n = text.length;
+    let i = 0;
+    while (i < n) {
+      let c = text.charCodeAt(i);
+      if (c === SPACE) {
+        i++;
+        continue;
+      }
+      if (c !== QUOTE) throw new Error(`Unexpected character in tsvector at ${i}`);
+      const start = ++i;
+      while (i < n && (c = text.charCodeAt(i)) !== QUOTE && c !== BACKSLASH) i++;
+      let id: number;
+      if (i < n && c === QUOTE && text.charCodeAt(i + 1) !== QUOTE) {
+        id = this.idOf(text, start, i);
+        i++;
+      } else {
+        // Quotes doubled or backslashes: the rare lexeme that needs unescaping.
+        const { lexeme, next } = readLexeme(text, start);
+        id = this.idOf(lexeme, 0, lexeme.length);
+        i = next;
+      }
+      let tf = 1;
+      if (text.charCodeAt(i) === COLON) {
+        for (i++; i < n && (c = text.charCodeAt(i)) !== SPACE; i++) if (c === COMMA) tf++;
+      }
+      if (count === this.pageIds.length) {
+        this.pageIds = grownInt32(this.pageIds, count * 2);
+        this.pageTfs = grownInt32(this.pageTfs, count * 2);
+      }
+      this.pageIds[count] = id;
+      this.pageTfs[count++] = tf;
+    }
+    for (let t = 0; t < count; t++) this.append(this.pageIds[t], posting(slot, this.pageTfs[t]));
+    this.endPage(slot, count);
+  }
+
+  /** The id of the lexeme text[start, end), with an empty list if it is new. */
+  private idOf(text: string, start: number, end: number): number {
+    const id = this.lexemes.obtain(text, start, end);
+    if (id === this.lists.length) {
+      this.lists.push(new Uint32Array(2));
+      if (id === this.lengths.length) this.lengths = grownInt32(this.lengths, id * 2);
+    }
+    return id;
+  }
+
+  private append(id: number, value: number): void {
+    let data = this.lists[id];
+    const length = this.lengths[id];
+    if (length === data.length) {
+      const grown = new Uint32Array(length * 2);
+      grown.set(data);
+      this.lists[id] = data = grown;
+    }
+    data[length] = value;
+    this.lengths[id] = length + 1;
+  }
+
+  private startPage(slot: number): void {
     if (slot < this.nextSlot || slot >= MAX_SLOTS) throw new Error(`keyword index slot ${slot} out of order`);
     this.ensure(slot + 1);
+  }
+
+  private endPage(slot: number, distinctLexemes: number): void {
     this.nextSlot = slot + 1;
-    this.norms[slot] = lengthNorm(terms.length);
+    this.norms[slot] = lengthNorm(distinctLexemes);
     this.live[slot] = 1;
-    for (const { lexeme, tf } of terms) {
-      let list = this.lists.get(lexeme);
-      if (!list) {
-        list = { data: new Uint32Array(2), length: 0 };
-        this.lists.set(lexeme, list);
-      }
-      if (list.length === list.data.length) {
-        const grown = new Uint32Array(list.length * 2);
-        grown.set(list.data);
-        list.data = grown;
-      }
-      list.data[list.length++] = ((slot << TF_BITS) | (Math.min(tf, TF_MASK + 1) - 1)) >>> 0;
-    }
-    this.postings += terms.length;
+    this.postings += distinctLexemes;
   }
 
   /** Forgets the page in `slot`: its postings stay until compact() and are skipped. */
@@ -114,10 +189,11 @@ export class KeywordIndex {
     const touched = this.touched;
     let count = 0;
     for (const term of query) {
-      const list = this.lists.get(term.lexeme);
-      if (!list) continue;
+      const id = this.lexemes.find(term.lexeme);
+      if (id < 0) continue;
       const a = SCALE * term.weight;
-      const { data, length } = list;
+      const data = this.lists[id];
+      const length = this.lengths[id];
       for (let j = 0; j < length; j++) {
         const slot = data[j] >>> TF_BITS;
         if (this.live[slot] === 0) continue;
@@ -144,10 +220,10 @@ export class KeywordIndex {
     if (this.live[slot] === 0) return 0;
     let r = 0;
     for (const term of query) {
-      const list = this.lists.get(term.lexeme);
-      const at = list ? positionOf(list, slot) : -1;
+      const id = this.lexemes.find(term.lexeme);
+      const at = id < 0 ? -1 : positionOf(this.lists[id], this.lengths[id], slot);
       if (at < 0) continue;
-      const tf = (list!.data[at] & TF_MASK) + 1;
+      const tf = (this.lists[id][at] & TF_MASK) + 1;
       r += (SCALE * term.weight * tf * (K1 + 1)) / (tf + this.norms[slot]);
     }
     return r;
@@ -155,41 +231,47 @@ export class KeywordIndex {
 
   /** Whether some live page holds every one of the lexemes (as a tsquery of them joined by & matches). */
   holdsAll(lexemes: readonly string[]): boolean {
-    const lists: PostingList[] = [];
+    const ids: number[] = [];
     for (const lexeme of lexemes) {
-      const list = this.lists.get(lexeme);
-      if (!list) return false;
-      lists.push(list);
+      const id = this.lexemes.find(lexeme);
+      if (id < 0) return false;
+      ids.push(id);
     }
-    if (lists.length === 0) return false;
-    lists.sort((a, b) => a.length - b.length);
-    const [shortest, ...rest] = lists;
-    for (let j = 0; j < shortest.length; j++) {
-      const slot = shortest.data[j] >>> TF_BITS;
-      if (this.live[slot] === 1 && rest.every((list) => positionOf(list, slot) >= 0)) return true;
+    if (ids.length === 0) return false;
+    ids.sort((a, b) => this.lengths[a] - this.lengths[b]);
+    const [shortest, ...rest] = ids;
+    const data = this.lists[shortest];
+    for (let j = 0; j < this.lengths[shortest]; j++) {
+      const slot = data[j] >>> TF_BITS;
+      if (this.live[slot] === 1 && rest.every((id) => positionOf(this.lists[id], this.lengths[id], slot) >= 0)) return true;
     }
     return false;
   }
 
   /**
    * Renumbers slots after pages were removed: `remap[old]` is the new slot (increasing with
-   * the old one) or -1 for a removed page, whose postings go.
+   * the old one) or -1 for a removed page, whose postings go, and with them lexemes no page
+   * holds any more.
    */
   compact(remap: Int32Array, slots: number): void {
     this.postings = 0;
-    for (const [lexeme, list] of this.lists) {
-      let kept = 0;
-      for (let j = 0; j < list.length; j++) {
-        const to = remap[list.data[j] >>> TF_BITS];
-        if (to >= 0) list.data[kept++] = ((to << TF_BITS) | (list.data[j] & TF_MASK)) >>> 0;
+    const kept: number[] = [];
+    for (let id = 0; id < this.lists.length; id++) {
+      let data = this.lists[id];
+      let length = 0;
+      for (let j = 0; j < this.lengths[id]; j++) {
+        const to = remap[data[j] >>> TF_BITS];
+        if (to >= 0) data[length++] = ((to << TF_BITS) | (data[j] & TF_MASK)) >>> 0;
       }
-      if (kept === 0) this.lists.delete(lexeme);
-      else {
-        list.length = kept;
-        if (kept < list.data.length / 4) list.data = list.data.slice(0, kept * 2);
-        this.postings += kept;
-      }
+      if (length === 0) continue;
+      if (length < data.length / 4) data = data.slice(0, length * 2);
+      this.lists[kept.length] = data;
+      this.lengths[kept.length] = length;
+      kept.push(id);
+      this.postings += length;
     }
+    this.lists.length = kept.length;
+    this.lexemes.retain(kept);
     const norms = new Float64Array(Math.max(1024, slots));
     const live = new Uint8Array(norms.length);
     for (let old = 0; old < remap.length; old++) {
@@ -205,11 +287,11 @@ export class KeywordIndex {
     this.nextSlot = slots;
   }
 
-  /** Bytes held by postings and per-slot arrays (not counting the lexeme strings). */
+  /** Bytes held by postings, lexemes and per-slot arrays (not counting the lexeme strings). */
   byteLength(): number {
-    let bytes = this.norms.byteLength + this.live.byteLength;
+    let bytes = this.norms.byteLength + this.live.byteLength + this.lengths.byteLength + this.lexemes.byteLength();
     for (const scratch of [this.scratch, this.touched, this.hitSlots, this.hitRanks]) bytes += scratch.byteLength;
-    for (const list of this.lists.values()) bytes += list.data.byteLength;
+    for (const list of this.lists) bytes += list.byteLength;
     return bytes;
   }
 
@@ -231,4 +313,10 @@ export class KeywordIndex {
     this.hitSlots = new Int32Array(slots);
     this.hitRanks = new Float64Array(slots);
   }
+}
+
+function grownInt32(array: Int32Array, size: number) {
+  const next = new Int32Array(size);
+  next.set(array);
+  return next;
 }

@@ -20,28 +20,8 @@ export function parseTsvector(text: string): TermCount[] {
     while (i < n && text.charCodeAt(i) === 32) i++;
     if (i >= n) break;
     if (text[i] !== "'") throw new Error(`Unexpected character in tsvector at ${i}`);
-    i++;
-    let lexeme = '';
-    let start = i;
-    for (;;) {
-      if (i >= n) throw new Error('Unterminated lexeme in tsvector');
-      const c = text[i];
-      if (c === "'" && text[i + 1] === "'") {
-        lexeme += text.slice(start, i + 1);
-        i += 2;
-        start = i;
-      } else if (c === '\\') {
-        lexeme += text.slice(start, i) + text[i + 1];
-        i += 2;
-        start = i;
-      } else if (c === "'") {
-        lexeme += text.slice(start, i);
-        i++;
-        break;
-      } else {
-        i++;
-      }
-    }
+    const { lexeme, next } = readLexeme(text, i + 1);
+    i = next;
     let tf = 1;
     if (text[i] === ':') {
       tf = 1;
@@ -50,4 +30,30 @@ export function parseTsvector(text: string): TermCount[] {
     terms.push({ lexeme, tf });
   }
   return terms;
+}
+
+/**
+ * The lexeme whose text starts at `start`, just after its opening quote, with doubled quotes
+ * and backslash escapes undone, and the index just after its closing quote.
+ */
+export function readLexeme(text: string, start: number): { lexeme: string; next: number } {
+  let lexeme = '';
+  let i = start;
+  for (;;) {
+    if (i >= text.length) throw new Error('Unterminated lexeme in tsvector');
+    const c = text[i];
+    if (c === "'" && text[i + 1] === "'") {
+      lexeme += text.slice(start, i + 1);
+      i += 2;
+      start = i;
+    } else if (c === '\\') {
+      lexeme += text.slice(start, i) + text[i + 1];
+      i += 2;
+      start = i;
+    } else if (c === "'") {
+      return { lexeme: lexeme + text.slice(start, i), next: i + 1 };
+    } else {
+      i++;
+    }
+  }
 }

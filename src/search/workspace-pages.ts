@@ -6,7 +6,6 @@ import { ContentFile, type TextEntry } from './content-file.js';
 import { VectorMatrix } from './kernel/index.js';
 import { KeywordIndex, MAX_SLOTS } from './keyword-index.js';
 import { ReadWriteGate } from './read-write-gate.js';
-import { parseTsvector } from './tsvector.js';
 import { EMBEDDING_DIMENSIONS } from './vectors.js';
 
 /** A page as a search result gives it: its content is null when the content file could not keep it. */
@@ -89,7 +88,7 @@ export class WorkspacePages {
     } else {
       this.slotRow.push(-1);
     }
-    this.keyword.add(slot, parseTsvector(page.tsv));
+    this.keyword.addTsvector(slot, page.tsv);
   }
 
   remove(pageId: number): void {

@@ -54,6 +54,9 @@ export async function pageChangesSince(db: Kysely<Database>, workspaceId: number
   return { snapshot: first.snapshot, xmin: first.xmin, changes, documentsChanged: first.documents_changed };
 }
 
+/** Pages a statement of the index's load reads. */
+const LOAD_BATCH = 500;
+
 const indexedColumns = ['id', 'document_id', 'page_number', 'content', embeddingText.as('embedding'), sql<string>`tsv::text`.as('tsv')] as const;
 
 function toIndexedPages(rows: { id: number; document_id: number; page_number: number; content: string; embedding: string | null; tsv: string }[]): IndexedPage[] {
@@ -95,19 +98,27 @@ export async function loadIndexedPages(
           (SELECT count(*) FROM pages WHERE workspace_id = ${workspaceId} AND embedding IS NOT NULL)::text AS count
       `.execute(trx);
       const { snapshot, xmin, count } = snap.rows[0];
-      let after = 0;
-      for (;;) {
-        const rows = await trx
+      const batchAfter = (after: number) =>
+        trx
           .selectFrom('pages')
           .select(indexedColumns)
           .where('workspace_id', '=', workspaceId)
           .where('id', '>', after)
           .orderBy('id')
-          .limit(500)
+          .limit(LOAD_BATCH)
           .execute();
+      // The next batch is asked for before this one is indexed: the database reads it (on the
+      // embedded engine's thread, or the server) while this thread indexes, not after.
+      let next = batchAfter(0);
+      for (;;) {
+        const rows = await next;
         if (rows.length === 0) break;
+        next = rows.length < LOAD_BATCH ? Promise.resolve([]) : batchAfter(rows[rows.length - 1].id);
+        // Settled by the next turn of the loop; a failure of this batch's indexing leaves it unawaited.
+        next.catch(() => undefined);
+        // The driver sends the statement a few promise jobs from now: let it go out first.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         onBatch(Number(count), toIndexedPages(rows));
-        after = rows[rows.length - 1].id;
       }
       return { snapshot, xmin };
     });

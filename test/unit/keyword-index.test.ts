@@ -17,6 +17,8 @@ const TEXTS = [
 ];
 
 describe('parseTsvector', () => {
+  /** Quotes, backslashes, weights and a lexeme without positions, as tsvector input. */
+  const literal = `'a''b':1A,2 'c\\\\d':3B 'plain' 'x y':4,5C,6D`;
   let store: TestStore;
   beforeAll(async () => {
     store = await openTestStore('pglite');
@@ -43,7 +45,6 @@ describe('parseTsvector', () => {
   });
 
   it('reads quotes, backslashes, weights and lexemes without positions', async () => {
-    const literal = `'a''b':1A,2 'c\\\\d':3B 'plain' 'x y':4,5C,6D`;
     const { tsv } = (await sql<{ tsv: string }>`SELECT ${literal}::tsvector::text AS tsv`.execute(store.db)).rows[0];
     expect(parseTsvector(tsv)).toEqual([
       { lexeme: "a'b", tf: 2 },
@@ -57,6 +58,39 @@ describe('parseTsvector', () => {
   it('refuses text that is not a tsvector', () => {
     expect(() => parseTsvector('abc')).toThrow(/Unexpected character/);
     expect(() => parseTsvector("'abc")).toThrow(/Unterminated/);
+  });
+
+  it('indexes from the text form (addTsvector) exactly what add() indexes from its reading', async () => {
+    const tsvs = [
+      ...(await Promise.all(TEXTS.map(async (text) => (await sql<{ tsv: string }>`SELECT to_tsvector('english', ${text})::text AS tsv`.execute(store.db)).rows[0].tsv))),
+      (await sql<{ tsv: string }>`SELECT ${literal}::tsvector::text AS tsv`.execute(store.db)).rows[0].tsv,
+    ];
+    const fromTerms = new KeywordIndex();
+    const fromText = new KeywordIndex();
+    tsvs.forEach((tsv, slot) => {
+      fromTerms.add(slot, parseTsvector(tsv));
+      fromText.addTsvector(slot, tsv);
+    });
+    expect(fromText.postings).toBe(fromTerms.postings);
+    const lexemes = new Set(tsvs.flatMap((tsv) => parseTsvector(tsv).map((t) => t.lexeme)));
+    expect(lexemes.size).toBeGreaterThan(40);
+    for (const lexeme of [...lexemes, 'absent']) {
+      const query = [{ lexeme, weight: 1 }];
+      const [a, b] = [fromTerms.rank(query, null), fromText.rank(query, null)].map((hits) => Array.from(hits.slots, (slot, i) => [slot, hits.ranks[i]]));
+      expect(b).toEqual(a);
+      expect(a.length > 0).toBe(lexeme !== 'absent');
+    }
+  });
+
+  it('adds nothing from text that is not a tsvector, and takes the slot afterwards', () => {
+    const index = new KeywordIndex();
+    expect(() => index.addTsvector(0, "'fox':1 'dog")).toThrow(/Unterminated/);
+    expect(() => index.addTsvector(0, "'fox':1 dog")).toThrow(/Unexpected character/);
+    expect(index.postings).toBe(0);
+    expect(index.rank([{ lexeme: 'fox', weight: 1 }], null).slots.length).toBe(0);
+    index.addTsvector(0, "'fox':1,2");
+    expect(Array.from(index.rank([{ lexeme: 'fox', weight: 1 }], null).slots)).toEqual([0]);
+    expect(index.postings).toBe(1);
   });
 });
 
