@@ -2,7 +2,7 @@
 // holding it with their term frequency; per slot, its length normaliser. The rank r is
 // BM25-shaped with fixed statistics (README, Search), so nothing here depends on the rest of
 // the corpus and a page's rank never changes when others are added or removed.
-import { LexemeTable } from './lexeme-table.js';
+import { grown, LexemeTable } from './lexeme-table.js';
 import { readLexeme, type TermCount } from './tsvector.js';
 
 /**
@@ -129,8 +129,8 @@ export class KeywordIndex {
         for (i++; i < n && (c = text.charCodeAt(i)) !== SPACE; i++) if (c === COMMA) tf++;
       }
       if (count === this.pageIds.length) {
-        this.pageIds = grownInt32(this.pageIds, count * 2);
-        this.pageTfs = grownInt32(this.pageTfs, count * 2);
+        this.pageIds = grown(this.pageIds, count * 2);
+        this.pageTfs = grown(this.pageTfs, count * 2);
       }
       this.pageIds[count] = id;
       this.pageTfs[count++] = tf;
@@ -144,7 +144,7 @@ export class KeywordIndex {
     const id = this.lexemes.obtain(text, start, end);
     if (id === this.lists.length) {
       this.lists.push(new Uint32Array(2));
-      if (id === this.lengths.length) this.lengths = grownInt32(this.lengths, id * 2);
+      if (id === this.lengths.length) this.lengths = grown(this.lengths, id * 2);
     }
     return id;
   }
@@ -152,11 +152,7 @@ export class KeywordIndex {
   private append(id: number, value: number): void {
     let data = this.lists[id];
     const length = this.lengths[id];
-    if (length === data.length) {
-      const grown = new Uint32Array(length * 2);
-      grown.set(data);
-      this.lists[id] = data = grown;
-    }
+    if (length === data.length) this.lists[id] = data = grown(data, length * 2);
     data[length] = value;
     this.lengths[id] = length + 1;
   }
@@ -313,10 +309,4 @@ export class KeywordIndex {
     this.hitSlots = new Int32Array(slots);
     this.hitRanks = new Float64Array(slots);
   }
-}
-
-function grownInt32(array: Int32Array, size: number) {
-  const next = new Int32Array(size);
-  next.set(array);
-  return next;
 }

@@ -11,7 +11,8 @@ function hashOf(text: string, start: number, end: number): number {
   return h | 0;
 }
 
-function grown<T extends Int32Array | Uint16Array>(array: T, size: number): T {
+/** A copy of `array` in a new one of `size` elements. */
+export function grown<T extends Int32Array | Uint16Array | Uint32Array>(array: T, size: number): T {
   const next = new (array.constructor as new (size: number) => T)(size);
   next.set(array);
   return next;

@@ -81,47 +81,39 @@ export async function indexedPages(db: Kysely<Database>, pageIds: number[]): Pro
 }
 
 /**
- * Every page of a workspace, in batches in id order, read in one snapshot, and the position
- * later catch-ups start from.
+ * Every page of a workspace, in batches in id order, and the position later catch-ups start
+ * from, taken before the first batch. Each batch is a statement of its own, not part of one
+ * transaction: on the embedded engine, whose one session a transaction holds, every other
+ * statement (ingests, tasks) waited for the whole load, seconds at 50k pages. A batch may so
+ * hold pages changed after the position; the catch-up that follows a load reads every change
+ * since it, finds such an insert already held (not added twice) and applies such a deletion.
  */
 export async function loadIndexedPages(
   db: Kysely<Database>,
   workspaceId: number,
   onBatch: (count: number, batch: IndexedPage[]) => void,
 ): Promise<ReadPosition> {
-  return db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute(async (trx) => {
-      const snap = await sql<{ snapshot: string; xmin: string; count: string }>`
-        SELECT pg_current_snapshot()::text AS snapshot, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
-          (SELECT count(*) FROM pages WHERE workspace_id = ${workspaceId} AND embedding IS NOT NULL)::text AS count
-      `.execute(trx);
-      const { snapshot, xmin, count } = snap.rows[0];
-      const batchAfter = (after: number) =>
-        trx
-          .selectFrom('pages')
-          .select(indexedColumns)
-          .where('workspace_id', '=', workspaceId)
-          .where('id', '>', after)
-          .orderBy('id')
-          .limit(LOAD_BATCH)
-          .execute();
-      // The next batch is asked for before this one is indexed: the database reads it (on the
-      // embedded engine's thread, or the server) while this thread indexes, not after.
-      let next = batchAfter(0);
-      for (;;) {
-        const rows = await next;
-        if (rows.length === 0) break;
-        next = rows.length < LOAD_BATCH ? Promise.resolve([]) : batchAfter(rows[rows.length - 1].id);
-        // Settled by the next turn of the loop; a failure of this batch's indexing leaves it unawaited.
-        next.catch(() => undefined);
-        // The driver sends the statement a few promise jobs from now: let it go out first.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        onBatch(Number(count), toIndexedPages(rows));
-      }
-      return { snapshot, xmin };
-    });
+  const snap = await sql<{ snapshot: string; xmin: string; count: string }>`
+    SELECT pg_current_snapshot()::text AS snapshot, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+      (SELECT count(*) FROM pages WHERE workspace_id = ${workspaceId} AND embedding IS NOT NULL)::text AS count
+  `.execute(db);
+  const { snapshot, xmin, count } = snap.rows[0];
+  const batchAfter = (after: number) =>
+    db.selectFrom('pages').select(indexedColumns).where('workspace_id', '=', workspaceId).where('id', '>', after).orderBy('id').limit(LOAD_BATCH).execute();
+  // The next batch is asked for before this one is indexed: the database reads it (on the
+  // embedded engine's thread, or the server) while this thread indexes, not after.
+  let next = batchAfter(0);
+  for (;;) {
+    const rows = await next;
+    if (rows.length === 0) break;
+    next = rows.length < LOAD_BATCH ? Promise.resolve([]) : batchAfter(rows[rows.length - 1].id);
+    // Settled by the next turn of the loop; a failure of this batch's indexing leaves it unawaited.
+    next.catch(() => undefined);
+    // The driver sends the statement a few promise jobs from now: let it go out first.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    onBatch(Number(count), toIndexedPages(rows));
+  }
+  return { snapshot, xmin };
 }
 
 /** The text search configuration of the stored page vectors (see the migrations). */

@@ -99,8 +99,8 @@ describe.each(ENGINES)('page index on %s', (engine) => {
    * The index's top k are the reference's: the same relevance at every rank, and each result's
    * scores those of its page. Pages whose cosines differ only in float32 rounding may swap.
    */
-  async function expectReference(q: PageQuery): Promise<void> {
-    const got = await index.search(workspaceId, q);
+  async function expectReference(q: PageQuery, on: PageIndex = index): Promise<void> {
+    const got = await on.search(workspaceId, q);
     const want = await reference(q);
     const byId = new Map(want.map((r) => [r.pageId, r]));
     expect(got).toHaveLength(Math.min(q.k, want.length));
@@ -201,5 +201,28 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     const memory = index.memory();
     expect(memory.pages).toBe(live.length);
     expect(memory.vectorBytes / 6144).toBe(live.filter((p) => p.has_embedding).length);
+  }, 120_000);
+
+  it('lets writes through while a workspace loads, and answers as the reference with them', async () => {
+    const fresh = new PageIndex(store.db, pool, store.localWrites);
+    try {
+      expect((await livePages()).length).toBeGreaterThan(500); // more than one batch of the load
+      const first = fresh.search(workspaceId, await queryOf('shock wave', 0.5));
+      // The load has sent its first statement; these wait for a statement of it, not for all of it.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const doomed = documents.filter((_, i) => i % 5 === 0);
+      await deleteDocuments(store.db, workspaceId, doomed);
+      const loadedMeanwhile = fresh.memory().workspaces;
+      documents.splice(0, documents.length, ...documents.filter((_, i) => i % 5 !== 0));
+      await addDocuments(2400, 2450);
+      // PGlite is one session, which a load in one transaction held until its end.
+      if (engine === 'pglite') expect(loadedMeanwhile).toBe(0);
+      await first;
+      for (const [text, alpha] of queries) await expectReference(await queryOf(text, alpha), fresh);
+      const live = await livePages();
+      expect(fresh.memory().pages).toBe(live.length);
+    } finally {
+      await fresh.close();
+    }
   }, 120_000);
 });
