@@ -1,6 +1,6 @@
 // The keyword index's lexemes, numbered, in a hash table laid out in typed arrays: an id is
 // found from a stretch of a tsvector's text without making a string of it, and without
-// touching an object per lookup. Loading a 50k-page workspace looks up 7 million lexemes;
+// touching an object per lookup; the table keeps no strings at all. Loading a 50k-page workspace looks up 7 million lexemes;
 // through a Map of strings (a new string each, its hash, the key's string to compare, the
 // value's object) that took about 5 s of the 15 the load took, most of it waiting on memory.
 
@@ -21,28 +21,27 @@ export function grown<T extends Int32Array | Uint16Array | Uint32Array>(array: T
 export class LexemeTable {
   /** Per bucket, the hash of its lexeme and its id + 1 (0: empty); linear probing, at most half full. */
   private buckets = new Int32Array(2 * 1024);
-  /** Every lexeme's UTF-16 code units, one after another, and where each id's are. */
+  /** Every lexeme's UTF-16 code units, one after another; per id, where its own are and its hash. */
   private chars = new Uint16Array(16 * 1024);
   private charsUsed = 0;
   private charStart = new Int32Array(1024);
   private charLength = new Int32Array(1024);
-  /** The lexemes by id, as strings, for rebuilding. */
-  private strings: string[] = [];
+  private hashes = new Int32Array(1024);
+  private count = 0;
 
   /** Lexemes held; their ids are 0 to size - 1. */
   get size(): number {
-    return this.strings.length;
+    return this.count;
   }
 
-  /** Bytes of the table itself (not counting the lexeme strings). */
+  /** Bytes of the table. */
   byteLength(): number {
-    return this.buckets.byteLength + this.chars.byteLength + this.charStart.byteLength + this.charLength.byteLength;
+    return this.buckets.byteLength + this.chars.byteLength + this.charStart.byteLength + this.charLength.byteLength + this.hashes.byteLength;
   }
 
   /** The id of the lexeme text[start, end), or -1. */
   find(text: string, start = 0, end = text.length): number {
-    const hash = hashOf(text, start, end);
-    const b = this.bucketOf(hash, text, start, end);
+    const b = this.bucketOf(hashOf(text, start, end), text, start, end);
     return this.buckets[b + 1] - 1;
   }
 
@@ -51,17 +50,48 @@ export class LexemeTable {
     const hash = hashOf(text, start, end);
     const b = this.bucketOf(hash, text, start, end);
     if (this.buckets[b + 1] > 0) return this.buckets[b + 1] - 1;
-    const id = this.strings.length;
-    this.insert(b, hash, id, text, start, end);
-    // A copy: a long slice would be a view keeping the whole page's text alive.
-    this.strings.push(Buffer.from(text.slice(start, end), 'utf16le').toString('utf16le'));
-    if (this.strings.length * 4 > this.buckets.length) this.rebuild(this.strings);
+    const id = this.count++;
+    if (id === this.hashes.length) {
+      this.charStart = grown(this.charStart, id * 2);
+      this.charLength = grown(this.charLength, id * 2);
+      this.hashes = grown(this.hashes, id * 2);
+    }
+    const length = end - start;
+    if (this.charsUsed + length > this.chars.length) this.chars = grown(this.chars, Math.max(this.chars.length * 2, this.charsUsed + length));
+    for (let i = start; i < end; i++) this.chars[this.charsUsed++] = text.charCodeAt(i);
+    this.charStart[id] = this.charsUsed - length;
+    this.charLength[id] = length;
+    this.hashes[id] = hash;
+    this.buckets[b] = hash;
+    this.buckets[b + 1] = id + 1;
+    if (this.count * 4 > this.buckets.length) this.rehash(this.buckets.length);
     return id;
   }
 
   /** Keeps the lexemes whose ids `keep` lists, in that order, as ids 0, 1, ... */
   retain(keep: readonly number[]): void {
-    this.rebuild(keep.map((id) => this.strings[id]));
+    const size = Math.max(1024, keep.length);
+    const chars = new Uint16Array(Math.max(16 * 1024, keep.reduce((sum, id) => sum + this.charLength[id], 0)));
+    const charStart = new Int32Array(size);
+    const charLength = new Int32Array(size);
+    const hashes = new Int32Array(size);
+    let used = 0;
+    keep.forEach((old, id) => {
+      chars.set(this.chars.subarray(this.charStart[old], this.charStart[old] + this.charLength[old]), used);
+      charStart[id] = used;
+      charLength[id] = this.charLength[old];
+      hashes[id] = this.hashes[old];
+      used += charLength[id];
+    });
+    this.chars = chars;
+    this.charsUsed = used;
+    this.charStart = charStart;
+    this.charLength = charLength;
+    this.hashes = hashes;
+    this.count = keep.length;
+    let buckets = 1024;
+    while (keep.length * 2 > buckets) buckets *= 2;
+    this.rehash(buckets);
   }
 
   /** The bucket (an index into `buckets`) holding the lexeme, or the empty one where it would go. */
@@ -82,32 +112,15 @@ export class LexemeTable {
     return true;
   }
 
-  private insert(b: number, hash: number, id: number, text: string, start: number, end: number): void {
-    this.buckets[b] = hash;
-    this.buckets[b + 1] = id + 1;
-    if (id === this.charStart.length) {
-      this.charStart = grown(this.charStart, id * 2);
-      this.charLength = grown(this.charLength, id * 2);
-    }
-    if (this.charsUsed + end - start > this.chars.length) this.chars = grown(this.chars, Math.max(this.chars.length * 2, this.charsUsed + end - start));
-    for (let i = start; i < end; i++) this.chars[this.charsUsed++] = text.charCodeAt(i);
-    this.charStart[id] = this.charsUsed - (end - start);
-    this.charLength[id] = end - start;
-  }
-
-  /** Makes the table anew holding `strings` as ids 0, 1, ... */
-  private rebuild(strings: string[]): void {
-    let size = 1024;
-    while (strings.length * 4 > size) size *= 2;
+  /** Places every id anew in `size` buckets, from the hashes kept per id. */
+  private rehash(size: number): void {
     this.buckets = new Int32Array(2 * size);
-    this.chars = new Uint16Array(Math.max(16 * 1024, strings.reduce((sum, s) => sum + s.length, 0)));
-    this.charsUsed = 0;
-    this.charStart = new Int32Array(Math.max(1024, strings.length));
-    this.charLength = new Int32Array(this.charStart.length);
-    strings.forEach((s, id) => {
-      const hash = hashOf(s, 0, s.length);
-      this.insert(this.bucketOf(hash, s, 0, s.length), hash, id, s, 0, s.length);
-    });
-    this.strings = strings;
+    const mask = this.buckets.length - 2;
+    for (let id = 0; id < this.count; id++) {
+      let b = (this.hashes[id] << 1) & mask;
+      while (this.buckets[b + 1] > 0) b = (b + 2) & mask;
+      this.buckets[b] = this.hashes[id];
+      this.buckets[b + 1] = id + 1;
+    }
   }
 }
