@@ -145,7 +145,7 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
         ? options.rateLimiter
         : rateLimiterFor(config, (err) => log.warn({ err }, 'rate limit store unavailable; request allowed'));
     const pool = new ScanPool({ threads: options.scanThreads });
-    const pageIndex = new PageIndex(store.db, pool, store.localWrites, path.join(config.dataDir, 'index'));
+    const pageIndex = new PageIndex(store, pool, path.join(config.dataDir, 'index'));
     index = pageIndex;
     const inProcessWorker = worker;
     const services = createServices({

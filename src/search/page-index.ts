@@ -6,9 +6,9 @@
 import os from 'node:os';
 import type { Kysely } from 'kysely';
 import { LruMap } from '../lru.js';
-import type { LocalWrites } from '../store/engine.js';
+import type { LocalWrites, Store } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
-import { indexedPages, loadIndexedPages, pageChangesSince } from '../store/pages.js';
+import { indexedPages, loadIndexedPages, pageChangesSince, type PageReader } from '../store/pages.js';
 import { ScanPool, topK, topKClamped } from './kernel/index.js';
 import type { KeywordHits, QueryTerm } from './keyword-index.js';
 import { QueryTermReader } from './query-terms.js';
@@ -123,15 +123,22 @@ export class PageIndex {
   private unmatched = new Uint8Array(0);
   private readonly terms: QueryTermReader;
 
+  private readonly db: Kysely<Database>;
+  /** The embedded engine's write count: when it has not moved, no page changed and a catch-up is skipped. */
+  private readonly localWrites: LocalWrites | null;
+  /** The engine's own reader of a load's batches, where it has one. */
+  private readonly readPages: PageReader | null;
+
   constructor(
-    private readonly db: Kysely<Database>,
+    store: Pick<Store, 'db' | 'localWrites' | 'readPages'>,
     private readonly pool: ScanPool,
-    /** The embedded engine's write count: when it has not moved, no page changed and a catch-up is skipped. */
-    private readonly localWrites: LocalWrites | null = null,
     /** Where the workspaces' content files go (see content-file.ts); null keeps none. */
     private readonly contentDir: string | null = os.tmpdir(),
   ) {
-    this.terms = new QueryTermReader(db);
+    this.db = store.db;
+    this.localWrites = store.localWrites;
+    this.readPages = store.readPages;
+    this.terms = new QueryTermReader(store.db);
   }
 
   /** The lexemes of a query text as the pages' configuration makes them, weighted qtf x idf. */
@@ -325,10 +332,15 @@ export class PageIndex {
   private async load(workspaceId: number): Promise<WorkspacePages> {
     const ws = new WorkspacePages(this.contentDir);
     try {
-      ws.position = await loadIndexedPages(this.db, workspaceId, (embedded, batch) => {
-        ws.matrix.reserve(embedded);
-        ws.addAll(batch);
-      });
+      ws.position = await loadIndexedPages(
+        this.db,
+        workspaceId,
+        (embedded, batch) => {
+          ws.matrix.reserve(embedded);
+          ws.addAll(batch);
+        },
+        this.readPages,
+      );
     } catch (error) {
       ws.close();
       throw error;

@@ -14,6 +14,8 @@ import { toStoreError, translatingPool } from './errors.js';
 import { migrationProvider } from './migrations/index.js';
 import { StoreDialect } from './introspection.js';
 import { lockDataDir } from './lock.js';
+import { unpackPages } from './page-batch.js';
+import type { PageReader } from './pages.js';
 import { EngineThread, ThreadConnection } from './pglite-client.js';
 
 // int8 ids fit in a double; timestamps without zone are UTC wall times, kept as written.
@@ -51,6 +53,11 @@ export interface Store {
    * or null when a webhook watches one of the workspaces). Null on the server engine.
    */
   writeEmbedded: ((items: EmbeddedDocument[]) => Promise<number[] | null>) | null;
+  /**
+   * Embedded engine: reads a batch of a workspace's index load on the engine's thread, the
+   * embeddings as bytes (page-batch.ts). Null on the server engine, whose load reads through `db`.
+   */
+  readPages: PageReader | null;
   connections(): ConnectionUse;
   close(): Promise<void>;
 }
@@ -94,7 +101,7 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
     // Idle clients that lose their connection are discarded by the pool; nothing to do.
   });
   const db = new Kysely<Database>({ dialect: new StoreDialect({ pool: translatingPool(pool) }) });
-  return { db, engine: 'postgres', localWrites: null, writeEmbedded: null, connections: connectionUse(pool, max), close: () => db.destroy() };
+  return { db, engine: 'postgres', localWrites: null, writeEmbedded: null, readPages: null, connections: connectionUse(pool, max), close: () => db.destroy() };
 }
 
 const PLAIN_SELECT = /^\s*select\b/i;
@@ -205,6 +212,13 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
           // Counted once committed: a reader that sees the count asks after the write.
           if (ids) localWrites.count++;
           return ids;
+        } catch (error) {
+          throw toStoreError(error);
+        }
+      },
+      readPages: async (workspaceId, after, limit) => {
+        try {
+          return unpackPages(await thread.readPages(workspaceId, after, limit));
         } catch (error) {
           throw toStoreError(error);
         }

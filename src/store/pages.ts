@@ -57,6 +57,9 @@ export async function pageChangesSince(db: Kysely<Database>, workspaceId: number
 /** Pages a statement of the index's load reads. */
 const LOAD_BATCH = 500;
 
+/** Reads the `limit` pages of a workspace after page `after`, in id order, as the store's engine best can. */
+export type PageReader = (workspaceId: number, after: number, limit: number) => Promise<IndexedPage[]>;
+
 const indexedColumns = ['id', 'document_id', 'page_number', 'content', embeddingText.as('embedding'), sql<string>`tsv::text`.as('tsv')] as const;
 
 function toIndexedPages(rows: { id: number; document_id: number; page_number: number; content: string; embedding: string | null; tsv: string }[]): IndexedPage[] {
@@ -92,14 +95,19 @@ export async function loadIndexedPages(
   db: Kysely<Database>,
   workspaceId: number,
   onBatch: (count: number, batch: IndexedPage[]) => void,
+  readPages: PageReader | null = null,
 ): Promise<ReadPosition> {
   const snap = await sql<{ snapshot: string; xmin: string; count: string }>`
     SELECT pg_current_snapshot()::text AS snapshot, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
       (SELECT count(*) FROM pages WHERE workspace_id = ${workspaceId} AND embedding IS NOT NULL)::text AS count
   `.execute(db);
   const { snapshot, xmin, count } = snap.rows[0];
-  const batchAfter = (after: number) =>
-    db.selectFrom('pages').select(indexedColumns).where('workspace_id', '=', workspaceId).where('id', '>', after).orderBy('id').limit(LOAD_BATCH).execute();
+  const batchAfter = async (after: number): Promise<IndexedPage[]> =>
+    readPages
+      ? readPages(workspaceId, after, LOAD_BATCH)
+      : toIndexedPages(
+          await db.selectFrom('pages').select(indexedColumns).where('workspace_id', '=', workspaceId).where('id', '>', after).orderBy('id').limit(LOAD_BATCH).execute(),
+        );
   // The next batch is asked for before this one is indexed: the database reads it (on the
   // embedded engine's thread, or the server) while this thread indexes, not after.
   let next = batchAfter(0);
@@ -109,9 +117,9 @@ export async function loadIndexedPages(
     next = rows.length < LOAD_BATCH ? Promise.resolve([]) : batchAfter(rows[rows.length - 1].id);
     // Settled by the next turn of the loop; a failure of this batch's indexing leaves it unawaited.
     next.catch(() => undefined);
-    // The driver sends the statement a few promise jobs from now: let it go out first.
+    // node-postgres sends the statement a few promise jobs from now: let it go out first.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    onBatch(Number(count), toIndexedPages(rows));
+    onBatch(Number(count), rows);
   }
   return { snapshot, xmin };
 }

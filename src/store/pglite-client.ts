@@ -6,6 +6,7 @@ import { EventEmitter } from 'node:events';
 import type { Worker } from 'node:worker_threads';
 import { parse, serialize } from 'pg-protocol';
 import type { EmbeddedDocument } from './embedded-batch.js';
+import type { PackedPages } from './page-batch.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 import { startWorker } from '../worker-entry.js';
 
@@ -17,9 +18,9 @@ function threadFailure(message: string, cause?: unknown): Error {
   return Object.assign(new Error(message, { cause }), { code: '08006' });
 }
 
-/** A request's callbacks: protocol bytes answer blocks, embedded writes ids (or null). */
+/** A request's callbacks: protocol bytes answer blocks, embedded writes ids (or null), a load's batch its pages. */
 interface Waiting {
-  resolve: (answer: Uint8Array[] | number[] | null) => void;
+  resolve: (answer: Uint8Array[] | number[] | PackedPages | null) => void;
   reject: (error: Error) => void;
 }
 
@@ -65,13 +66,7 @@ export class EngineThread {
   }
 
   exec(bytes: Uint8Array): Promise<Uint8Array[]> {
-    if (this.#failure) return Promise.reject(this.#failure);
-    const id = this.#next++;
-    // Held by the process only while it waits for an answer: an idle store does not keep it alive.
-    if (this.#waiting.size === 0) this.#worker.ref();
-    const request: ThreadRequest = { type: 'bytes', id, bytes };
-    this.#worker.postMessage(request, [bytes.buffer as ArrayBuffer]);
-    return new Promise((resolve, reject) => this.#waiting.set(id, { resolve: (answer) => resolve(answer as Uint8Array[]), reject }));
+    return this.#send((id) => ({ type: 'bytes', id, bytes }), [bytes.buffer as ArrayBuffer]);
   }
 
   /**
@@ -80,12 +75,22 @@ export class EngineThread {
    * workspaces and nothing was written.
    */
   writeEmbedded(items: EmbeddedDocument[]): Promise<number[] | null> {
+    return this.#send((id) => ({ type: 'embedded', id, items }));
+  }
+
+  /** The `limit` pages of the workspace after page `after`, in id order, read on the thread (page-batch.ts). */
+  readPages(workspaceId: number, after: number, limit: number): Promise<PackedPages> {
+    return this.#send((id) => ({ type: 'pages', id, workspaceId, after, limit }));
+  }
+
+  /** Sends the request made with the next id; resolves with the answer to it. */
+  #send<T>(make: (id: number) => ThreadRequest, transfer: ArrayBuffer[] = []): Promise<T> {
     if (this.#failure) return Promise.reject(this.#failure);
     const id = this.#next++;
+    // Held by the process only while it waits for an answer: an idle store does not keep it alive.
     if (this.#waiting.size === 0) this.#worker.ref();
-    const request: ThreadRequest = { type: 'embedded', id, items };
-    this.#worker.postMessage(request);
-    return new Promise((resolve, reject) => this.#waiting.set(id, { resolve: (answer) => resolve(answer as number[] | null), reject }));
+    this.#worker.postMessage(make(id), transfer);
+    return new Promise((resolve, reject) => this.#waiting.set(id, { resolve: (answer) => resolve(answer as T), reject }));
   }
 
   /** Closes PGlite (after every statement sent before) and ends the thread. */
@@ -99,13 +104,14 @@ export class EngineThread {
   }
 
   #answer(reply: ThreadReply): void {
-    if (reply.type !== 'bytes' && reply.type !== 'embedded' && reply.type !== 'error') return;
+    if (reply.type !== 'bytes' && reply.type !== 'embedded' && reply.type !== 'pages' && reply.type !== 'error') return;
     const waiting = this.#waiting.get(reply.id);
     if (!waiting) return;
     this.#waiting.delete(reply.id);
     if (this.#waiting.size === 0) this.#worker.unref();
     if (reply.type === 'bytes') waiting.resolve(reply.blocks);
     else if (reply.type === 'embedded') waiting.resolve(reply.ids);
+    else if (reply.type === 'pages') waiting.resolve(reply.pages);
     // A statement's failure keeps PostgreSQL's code (toStoreError reads it).
     else if (reply.error.code) waiting.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
     else waiting.reject(threadFailure(`the embedded database failed: ${reply.error.name}: ${reply.error.message}`));

@@ -1,5 +1,6 @@
 // What the main thread and the embedded engine's thread say to each other.
 import type { EmbeddedDocument } from './embedded-batch.js';
+import type { PackedPages } from './page-batch.js';
 
 export interface ThreadStart {
   /** The cluster's directory; null keeps it in memory. */
@@ -14,6 +15,8 @@ export type ThreadRequest =
   | { type: 'bytes'; id: number; bytes: Uint8Array }
   /** Documents from precomputed embeddings to write, joined with the others waiting (embedded-batch.ts). */
   | { type: 'embedded'; id: number; items: EmbeddedDocument[] }
+  /** A batch of a workspace's index load: its `limit` pages after page `after` (page-batch.ts). */
+  | { type: 'pages'; id: number; workspaceId: number; after: number; limit: number }
   | { type: 'close' };
 
 export type ThreadReply =
@@ -22,6 +25,7 @@ export type ThreadReply =
   | { type: 'bytes'; id: number; blocks: Uint8Array[] }
   /** The documents' ids in order, or null when a webhook watches one of their workspaces (nothing written). */
   | { type: 'embedded'; id: number; ids: number[] | null }
+  | { type: 'pages'; id: number; pages: PackedPages }
   /** `code`: PostgreSQL's, when a statement failed; without it the thread itself failed. */
   | { type: 'error'; id: number; error: { name: string; message: string; code?: string } }
   | { type: 'closed' };

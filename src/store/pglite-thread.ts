@@ -12,6 +12,7 @@ import {
   type BatchAnswer,
   type EmbeddedDocument,
 } from './embedded-batch.js';
+import { packedBuffers, pageBatchMessages, readPageBatch } from './page-batch.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 
 const start = workerData as ThreadStart;
@@ -76,22 +77,51 @@ let queue: Promise<void> = Promise.resolve();
 // when the session is between statements: the next write starts as the last one ends, without
 // a round trip through the main thread. The session's transaction status comes from each
 // answer's ReadyForQuery; a write never runs inside a transaction node-postgres has open.
+// An index load's batches wait likewise: read inside a transaction node-postgres has open, a
+// batch would see that transaction's writes before they commit, or fail with it.
 type EmbeddedRequest = Extract<ThreadRequest, { type: 'embedded' }>;
+type PagesRequest = Extract<ThreadRequest, { type: 'pages' }>;
 const waiting: EmbeddedRequest[] = [];
+const reads: PagesRequest[] = [];
 /** Documents in one statement at most: bounds its time on this thread. */
 const MAX_DOCUMENTS = 128;
 let status: string | null = 'I';
 let parsed = false;
+let readParsed = false;
 let scheduled = false;
 
-function scheduleWrite(): void {
-  if (scheduled || waiting.length === 0 || status !== 'I') return;
+function scheduleWaiting(): void {
+  if (scheduled || (waiting.length === 0 && reads.length === 0) || status !== 'I') return;
   scheduled = true;
   // PGlite runs a statement synchronously, and each message's promise jobs run before the next
   // message is delivered: waiting a turn lets the messages that came meanwhile join this write.
   // It then queues behind the protocol requests already there: a stream of writes must not hold
   // them up.
-  setImmediate(() => (queue = queue.then(writeWaiting)));
+  setImmediate(() => (queue = queue.then(runWaiting)));
+}
+
+/** A waiting batch of a load first, else the waiting writes: a load asks for at most two batches at once, so writes go between them. */
+function runWaiting(): Promise<void> {
+  scheduled = false;
+  return reads.length > 0 ? readWaiting() : writeWaiting();
+}
+
+/** Reads the first waiting batch of an index load. */
+async function readWaiting(): Promise<void> {
+  const request = reads[0];
+  if (status !== 'I' || !request) return;
+  reads.shift();
+  try {
+    const blocks = await answer(pageBatchMessages(request.workspaceId, request.after, request.limit, readParsed));
+    status = statusAfter(blocks);
+    const result = readPageBatch(blocks);
+    readParsed ||= result.parsed;
+    if (result.error) reply({ type: 'error', id: request.id, error: { name: 'DatabaseError', ...result.error } });
+    else reply({ type: 'pages', id: request.id, pages: result.pages }, packedBuffers(result.pages));
+  } catch (error) {
+    reply({ type: 'error', id: request.id, error: failure(error) });
+  }
+  scheduleWaiting();
 }
 
 async function call(items: EmbeddedDocument[]): Promise<BatchAnswer> {
@@ -109,7 +139,6 @@ function settle(request: EmbeddedRequest, result: BatchAnswer): void {
 
 /** Writes the waiting requests as one statement; when it fails or a webhook watches, each alone. */
 async function writeWaiting(): Promise<void> {
-  scheduled = false;
   if (status !== 'I' || waiting.length === 0) return;
   let documents = 0;
   let count = 0;
@@ -130,19 +159,22 @@ async function writeWaiting(): Promise<void> {
   } catch (error) {
     for (const request of requests) reply({ type: 'error', id: request.id, error: failure(error) });
   }
-  scheduleWrite();
+  scheduleWaiting();
 }
 
 port.on('message', (request: ThreadRequest) => {
-  if (request.type === 'embedded') {
-    waiting.push(request);
-    scheduleWrite();
+  if (request.type === 'embedded' || request.type === 'pages') {
+    if (request.type === 'embedded') waiting.push(request);
+    else reads.push(request);
+    scheduleWaiting();
     return;
   }
   queue = queue.then(async () => {
     if (request.type === 'close') {
       await pglite.close();
-      for (const left of waiting.splice(0)) reply({ type: 'error', id: left.id, error: { name: 'Error', message: 'the embedded database has closed' } });
+      for (const left of [...waiting.splice(0), ...reads.splice(0)]) {
+        reply({ type: 'error', id: left.id, error: { name: 'Error', message: 'the embedded database has closed' } });
+      }
       reply({ type: 'closed' });
       port.close();
       return;
@@ -154,6 +186,6 @@ port.on('message', (request: ThreadRequest) => {
     } catch (error) {
       reply({ type: 'error', id: request.id, error: failure(error) });
     }
-    scheduleWrite();
+    scheduleWaiting();
   });
 });

@@ -144,7 +144,7 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     store = await openTestStore(engine);
     workspaceId = (await store.db.insertInto('workspaces').values({ name: 'index' }).returning('id').executeTakeFirstOrThrow()).id;
     pool = new ScanPool({ threads: 2 });
-    index = new PageIndex(store.db, pool, store.localWrites);
+    index = new PageIndex(store, pool);
     await addDocuments(0, 2200);
   }, 120_000);
 
@@ -204,7 +204,7 @@ describe.each(ENGINES)('page index on %s', (engine) => {
   }, 120_000);
 
   it('lets writes through while a workspace loads, and answers as the reference with them', async () => {
-    const fresh = new PageIndex(store.db, pool, store.localWrites);
+    const fresh = new PageIndex(store, pool);
     try {
       expect((await livePages()).length).toBeGreaterThan(500); // more than one batch of the load
       const first = fresh.search(workspaceId, await queryOf('shock wave', 0.5));

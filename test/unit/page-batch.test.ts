@@ -1,0 +1,82 @@
+// The embedded engine reads an index load's batches on its own thread, in the protocol's
+// binary format (page-batch.ts): the pages must be exactly those the SQL text path reads, and
+// a batch must never run inside a transaction another caller has open on the one session.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
+import { normalizeVector } from '../../src/search/vectors.js';
+import { insertDocument, insertPages, type NewPage } from '../../src/store/documents.js';
+import { indexedPages } from '../../src/store/pages.js';
+import { openTestStore, type TestStore } from '../helpers/stores.js';
+
+const CONTENTS = [
+  'Plain words about a wing and its lift.',
+  'Naïve café, façade, 東京 and Ελληνικά — non-ASCII text of every width 🚀.',
+  `Quotes ' and " and a backslash \\ in the text, with O'Brien's and "it's".`,
+  'A page that was never embedded.',
+  'The fifth page, after the one without an embedding.',
+];
+
+describe("a load's batches read on the embedded engine's thread", () => {
+  let store: TestStore;
+  let workspaceId: number;
+  let otherWorkspace: number;
+  const pageIds: number[] = [];
+
+  async function addPage(workspace: number, content: string, embedded: boolean): Promise<number> {
+    const doc = await insertDocument(store.db, {
+      workspaceId: workspace, externalId: null, filePath: 'p', fileUrl: null, metadata: {}, source: 'test', taskIdentifier: null,
+    });
+    const embedding = embedded ? normalizeVector(hashEmbed(content)) : null;
+    const page: NewPage = { pageNumber: 1, content, embedding, embeddingModel: embedding ? 'test' : null, paragraphs: [] };
+    const [id] = await insertPages(store.db, workspace, doc.id, [page]);
+    return id;
+  }
+
+  beforeAll(async () => {
+    store = await openTestStore('pglite');
+    workspaceId = (await store.db.insertInto('workspaces').values({ name: 'batch' }).returning('id').executeTakeFirstOrThrow()).id;
+    otherWorkspace = (await store.db.insertInto('workspaces').values({ name: 'other' }).returning('id').executeTakeFirstOrThrow()).id;
+    for (const [i, content] of CONTENTS.entries()) {
+      pageIds.push(await addPage(workspaceId, content, i !== 3));
+      await addPage(otherWorkspace, `${content} (another workspace)`, true);
+    }
+  });
+
+  afterAll(async () => {
+    await store?.close();
+  });
+
+  it('gives the pages the SQL text path gives, embeddings to the bit', async () => {
+    const read = await store.readPages!(workspaceId, 0, 500);
+    expect(read).toEqual(await indexedPages(store.db, pageIds));
+    expect(read.map((p) => p.content)).toEqual(CONTENTS);
+    expect(read[3].embedding).toBeNull();
+    expect(read[1].embedding).toHaveLength(1536);
+    expect(read[2].tsv).toContain("'brien'");
+  });
+
+  it('reads from after a page, at most as many as asked', async () => {
+    expect((await store.readPages!(workspaceId, pageIds[1], 2)).map((p) => p.id)).toEqual(pageIds.slice(2, 4));
+    expect(await store.readPages!(workspaceId, pageIds[4], 500)).toEqual([]);
+  });
+
+  it('waits for a transaction open on the session, and never sees what it rolls back', async () => {
+    let read: Promise<{ id: number }[]> | null = null;
+    await expect(
+      store.db.transaction().execute(async (trx) => {
+        const doc = await insertDocument(trx, {
+          workspaceId, externalId: null, filePath: 'p', fileUrl: null, metadata: {}, source: 'test', taskIdentifier: null,
+        });
+        await insertPages(trx, workspaceId, doc.id, [{ pageNumber: 1, content: 'rolled back', embedding: null, embeddingModel: null, paragraphs: [] }]);
+        read = store.readPages!(workspaceId, 0, 500);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect((await read!).map((p) => p.id)).toEqual(pageIds);
+  });
+
+  it('reports a failure of its statement as a store error', async () => {
+    await expect(store.readPages!(workspaceId, 0, -1)).rejects.toMatchObject({ code: expect.any(String) });
+    expect(await store.readPages!(workspaceId, 0, 1)).toHaveLength(1);
+  });
+});
