@@ -139,9 +139,57 @@ export class KeywordIndex {
     this.endPage(slot, count);
   }
 
+  /**
+   * As addTsvector() with a tsvector in PostgreSQL's binary form (as `tsvectorsend` writes it:
+   * the count of lexemes, then each lexeme's UTF-8 bytes, a zero byte, the count of its
+   * positions and the positions, 16 bits each). A lexeme of ASCII is found from its bytes,
+   * without a string. A malformed tsvector adds no posting.
+   */
+  addTsvectorBytes(slot: number, bytes: Uint8Array): void {
+    this.startPage(slot);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const lexemes = bytes.length >= 4 ? view.getInt32(0) : -1;
+    if (lexemes < 0) throw new Error('Truncated binary tsvector');
+    let at = 4;
+    for (let t = 0; t < lexemes; t++) {
+      const start = at;
+      let ascii = true;
+      while (at < bytes.length && bytes[at] !== 0) if (bytes[at++] >= 0x80) ascii = false;
+      if (at + 3 > bytes.length) throw new Error('Truncated binary tsvector');
+      const id = ascii ? this.idOfAscii(bytes, start, at) : this.idOfUtf8(bytes, start, at);
+      const positions = view.getUint16(at + 1);
+      at += 3 + 2 * positions;
+      if (t === this.pageIds.length) {
+        this.pageIds = grown(this.pageIds, t * 2);
+        this.pageTfs = grown(this.pageTfs, t * 2);
+      }
+      this.pageIds[t] = id;
+      // A lexeme stripped of its positions occurs once, as its text form without them reads.
+      this.pageTfs[t] = Math.max(1, positions);
+    }
+    if (at > bytes.length) throw new Error('Truncated binary tsvector');
+    for (let t = 0; t < lexemes; t++) this.append(this.pageIds[t], posting(slot, this.pageTfs[t]));
+    this.endPage(slot, lexemes);
+  }
+
   /** The id of the lexeme text[start, end), with an empty list if it is new. */
   private idOf(text: string, start: number, end: number): number {
-    const id = this.lexemes.obtain(text, start, end);
+    return this.listed(this.lexemes.obtain(text, start, end));
+  }
+
+  /** The id of the ASCII lexeme whose bytes are bytes[start, end), with an empty list if it is new. */
+  private idOfAscii(bytes: Uint8Array, start: number, end: number): number {
+    return this.listed(this.lexemes.obtainAscii(bytes, start, end));
+  }
+
+  /** The id of the lexeme whose UTF-8 bytes are bytes[start, end), with an empty list if it is new. */
+  private idOfUtf8(bytes: Uint8Array, start: number, end: number): number {
+    const lexeme = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('utf8');
+    return this.idOf(lexeme, 0, lexeme.length);
+  }
+
+  /** `id`, given an empty list if its lexeme is new. */
+  private listed(id: number): number {
     if (id === this.lists.length) {
       this.lists.push(new Uint32Array(2));
       if (id === this.lengths.length) this.lengths = grown(this.lengths, id * 2);

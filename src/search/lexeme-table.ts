@@ -11,6 +11,13 @@ function hashOf(text: string, start: number, end: number): number {
   return h | 0;
 }
 
+/** hashOf() of the ASCII text whose bytes are bytes[start, end). */
+function hashOfAscii(bytes: Uint8Array, start: number, end: number): number {
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
+  return h | 0;
+}
+
 /** A copy of `array` in a new one of `size` elements. */
 export function grown<T extends Int32Array | Uint16Array | Uint32Array>(array: T, size: number): T {
   const next = new (array.constructor as new (size: number) => T)(size);
@@ -50,22 +57,51 @@ export class LexemeTable {
     const hash = hashOf(text, start, end);
     const b = this.bucketOf(hash, text, start, end);
     if (this.buckets[b + 1] > 0) return this.buckets[b + 1] - 1;
+    const at = this.place(b, hash, end - start);
+    for (let i = start; i < end; i++) this.chars[at + i - start] = text.charCodeAt(i);
+    return this.count - 1;
+  }
+
+  /**
+   * As obtain() for the lexeme whose UTF-8 bytes are bytes[start, end), every one of them ASCII
+   * (so each is its own UTF-16 code unit): a tsvector read in binary gives its lexemes so.
+   */
+  obtainAscii(bytes: Uint8Array, start: number, end: number): number {
+    const hash = hashOfAscii(bytes, start, end);
+    const length = end - start;
+    const mask = this.buckets.length - 2;
+    let b = (hash << 1) & mask;
+    for (; this.buckets[b + 1] > 0; b = (b + 2) & mask) {
+      const id = this.buckets[b + 1] - 1;
+      if (this.buckets[b] !== hash || this.charLength[id] !== length) continue;
+      const at = this.charStart[id];
+      let i = 0;
+      while (i < length && this.chars[at + i] === bytes[start + i]) i++;
+      if (i === length) return id;
+    }
+    const at = this.place(b, hash, length);
+    this.chars.set(bytes.subarray(start, end), at);
+    return this.count - 1;
+  }
+
+  /** Gives the next id the empty bucket `b` and room for its `length` characters; returns where they go. */
+  private place(b: number, hash: number, length: number): number {
     const id = this.count++;
     if (id === this.hashes.length) {
       this.charStart = grown(this.charStart, id * 2);
       this.charLength = grown(this.charLength, id * 2);
       this.hashes = grown(this.hashes, id * 2);
     }
-    const length = end - start;
     if (this.charsUsed + length > this.chars.length) this.chars = grown(this.chars, Math.max(this.chars.length * 2, this.charsUsed + length));
-    for (let i = start; i < end; i++) this.chars[this.charsUsed++] = text.charCodeAt(i);
-    this.charStart[id] = this.charsUsed - length;
+    const at = this.charsUsed;
+    this.charsUsed += length;
+    this.charStart[id] = at;
     this.charLength[id] = length;
     this.hashes[id] = hash;
     this.buckets[b] = hash;
     this.buckets[b + 1] = id + 1;
     if (this.count * 4 > this.buckets.length) this.rehash(this.buckets.length);
-    return id;
+    return at;
   }
 
   /** Keeps the lexemes whose ids `keep` lists, in that order, as ids 0, 1, ... */

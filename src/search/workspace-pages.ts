@@ -88,7 +88,8 @@ export class WorkspacePages {
     } else {
       this.slotRow.push(-1);
     }
-    this.keyword.addTsvector(slot, page.tsv);
+    if (typeof page.tsv === 'string') this.keyword.addTsvector(slot, page.tsv);
+    else this.keyword.addTsvectorBytes(slot, page.tsv);
   }
 
   remove(pageId: number): void {

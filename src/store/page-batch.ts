@@ -1,13 +1,14 @@
 // One batch of a workspace's index load, read by the embedded engine's thread itself in the
 // protocol's binary format: each embedding comes as its stored bytes, not as base64 text that
-// PostgreSQL encodes, the driver turns into an 8 KB string per page and the main thread decodes.
-// The thread packs a batch into a few typed arrays that it hands over without copying.
+// PostgreSQL encodes, the driver turns into an 8 KB string per page and the main thread decodes;
+// each tsvector in the form the keyword index reads without making a string of it. The thread
+// packs a batch into a few typed arrays that it hands over without copying.
 import { serialize } from 'pg-protocol';
 import type { IndexedPage } from './pages.js';
 
 const STATEMENT = 'folio_page_batch';
 
-export const PAGE_BATCH_SQL = `SELECT id, document_id, page_number, content, embedding, tsv::text
+export const PAGE_BATCH_SQL = `SELECT id, document_id, page_number, content, embedding, tsv
   FROM pages WHERE workspace_id = $1::int AND id > $2::bigint ORDER BY id LIMIT $3::int`;
 
 /**
@@ -19,7 +20,7 @@ export interface PackedPages {
   ids: Float64Array;
   documentIds: Float64Array;
   pageNumbers: Int32Array;
-  /** The answer as the thread received it: the texts are UTF-8 stretches of it. */
+  /** The answer as the thread received it: the contents are UTF-8 stretches of it, the tsvectors binary ones. */
   text: Uint8Array;
   contentAt: Int32Array;
   contentEnd: Int32Array;
@@ -54,10 +55,10 @@ export function pageBatchMessages(workspaceId: number, after: number, limit: num
 
 /** Reads the answer to `pageBatchMessages`: its rows packed, or PostgreSQL's error. */
 export function readPageBatch(blocks: readonly Uint8Array[]): PageBatchAnswer {
-  // A buffer of its own (not a slice of Node's shared pool), since it is handed over.
-  const bytes = new Uint8Array(blocks.reduce((sum, block) => sum + block.length, 0));
-  blocks.reduce((at, block) => (bytes.set(block, at), at + block.length), 0);
-  const answer = Buffer.from(bytes.buffer, 0, bytes.length);
+  // The answer in one buffer of its own (not a slice of Node's shared pool), since it is handed over.
+  const bytes = blocks.length === 1 ? blocks[0] : new Uint8Array(blocks.reduce((sum, block) => sum + block.length, 0));
+  if (blocks.length > 1) blocks.reduce((at, block) => (bytes.set(block, at), at + block.length), 0);
+  const answer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
   const ids: number[] = [];
   const documentIds: number[] = [];
   const pageNumbers: number[] = [];
@@ -139,7 +140,7 @@ export function packedBuffers(pages: PackedPages): ArrayBuffer[] {
   return [...arrays, pages.vectors, pages.vectorAt, pages.vectorLength].map((a) => a.buffer as ArrayBuffer);
 }
 
-/** The pages of a packed batch; their embeddings are views of the batch's one array of vectors. */
+/** The pages of a packed batch; their embeddings and tsvectors are views of the batch's arrays. */
 export function unpackPages(pages: PackedPages): IndexedPage[] {
   const text = Buffer.from(pages.text.buffer, pages.text.byteOffset, pages.text.byteLength);
   return Array.from(pages.ids, (id, i) => ({
@@ -148,6 +149,6 @@ export function unpackPages(pages: PackedPages): IndexedPage[] {
     pageNumber: pages.pageNumbers[i],
     content: text.toString('utf8', pages.contentAt[i], pages.contentEnd[i]),
     embedding: pages.vectorAt[i] < 0 ? null : pages.vectors.subarray(pages.vectorAt[i], pages.vectorAt[i] + pages.vectorLength[i]),
-    tsv: pages.tsvAt[i] < 0 ? '' : text.toString('utf8', pages.tsvAt[i], pages.tsvEnd[i]),
+    tsv: pages.tsvAt[i] < 0 ? '' : pages.text.subarray(pages.tsvAt[i], pages.tsvEnd[i]),
   }));
 }

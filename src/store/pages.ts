@@ -32,8 +32,11 @@ export interface IndexedPage {
   content: string;
   /** Null for a page without text to embed. */
   embedding: Float32Array | null;
-  /** The page's tsvector in PostgreSQL's text form. */
-  tsv: string;
+  /**
+   * The page's tsvector in PostgreSQL's text form, or in its binary form where the embedded
+   * engine's thread read it (page-batch.ts).
+   */
+  tsv: string | Uint8Array;
 }
 
 /**

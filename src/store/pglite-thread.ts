@@ -47,9 +47,9 @@ const LARGEST_BLOCK = 256 * 1024;
  * fills, then copied), a read of a few megabytes left as much garbage several times over,
  * which this thread's small heap rarely collects: the process grew by hundreds of megabytes.
  */
-async function answer(message: Uint8Array): Promise<Uint8Array[]> {
+async function answer(message: Uint8Array, firstBlock = FIRST_BLOCK): Promise<Uint8Array[]> {
   const blocks: Uint8Array[] = [];
-  let block = new Uint8Array(FIRST_BLOCK);
+  let block = new Uint8Array(firstBlock);
   let used = 0;
   await pglite.execProtocolRawStream(message, {
     onRawData: (chunk) => {
@@ -88,6 +88,8 @@ const MAX_DOCUMENTS = 128;
 let status: string | null = 'I';
 let parsed = false;
 let readParsed = false;
+/** The size of the last batch of a load: the next one's answer likely fits in one block of about as much. */
+let lastRead = FIRST_BLOCK;
 let scheduled = false;
 
 function scheduleWaiting(): void {
@@ -112,7 +114,8 @@ async function readWaiting(): Promise<void> {
   if (status !== 'I' || !request) return;
   reads.shift();
   try {
-    const blocks = await answer(pageBatchMessages(request.workspaceId, request.after, request.limit, readParsed));
+    const blocks = await answer(pageBatchMessages(request.workspaceId, request.after, request.limit, readParsed), Math.ceil(lastRead * 1.25));
+    lastRead = blocks.reduce((sum, block) => sum + block.length, 0);
     status = statusAfter(blocks);
     const result = readPageBatch(blocks);
     readParsed ||= result.parsed;

@@ -60,26 +60,65 @@ describe('parseTsvector', () => {
     expect(() => parseTsvector("'abc")).toThrow(/Unterminated/);
   });
 
-  it('indexes from the text form (addTsvector) exactly what add() indexes from its reading', async () => {
-    const tsvs = [
+  /** The text forms of PostgreSQL's tsvectors of TEXTS and of `literal`. */
+  async function storedTsvectors(): Promise<string[]> {
+    return [
       ...(await Promise.all(TEXTS.map(async (text) => (await sql<{ tsv: string }>`SELECT to_tsvector('english', ${text})::text AS tsv`.execute(store.db)).rows[0].tsv))),
       (await sql<{ tsv: string }>`SELECT ${literal}::tsvector::text AS tsv`.execute(store.db)).rows[0].tsv,
     ];
+  }
+
+  /** Checks that both indexes hold the same postings and rank every lexeme of `tsvs` alike; returns those lexemes. */
+  function expectSameRanks(expected: KeywordIndex, actual: KeywordIndex, tsvs: string[]): Set<string> {
+    expect(actual.postings).toBe(expected.postings);
+    const lexemes = new Set(tsvs.flatMap((tsv) => parseTsvector(tsv).map((t) => t.lexeme)));
+    for (const lexeme of [...lexemes, 'absent']) {
+      const query = [{ lexeme, weight: 1 }];
+      const [a, b] = [expected.rank(query, null), actual.rank(query, null)].map((hits) => Array.from(hits.slots, (slot, i) => [slot, hits.ranks[i]]));
+      expect(b).toEqual(a);
+      expect(a.length > 0).toBe(lexeme !== 'absent');
+    }
+    return lexemes;
+  }
+
+  it('indexes from the text form (addTsvector) exactly what add() indexes from its reading', async () => {
+    const tsvs = await storedTsvectors();
     const fromTerms = new KeywordIndex();
     const fromText = new KeywordIndex();
     tsvs.forEach((tsv, slot) => {
       fromTerms.add(slot, parseTsvector(tsv));
       fromText.addTsvector(slot, tsv);
     });
-    expect(fromText.postings).toBe(fromTerms.postings);
-    const lexemes = new Set(tsvs.flatMap((tsv) => parseTsvector(tsv).map((t) => t.lexeme)));
-    expect(lexemes.size).toBeGreaterThan(40);
-    for (const lexeme of [...lexemes, 'absent']) {
-      const query = [{ lexeme, weight: 1 }];
-      const [a, b] = [fromTerms.rank(query, null), fromText.rank(query, null)].map((hits) => Array.from(hits.slots, (slot, i) => [slot, hits.ranks[i]]));
-      expect(b).toEqual(a);
-      expect(a.length > 0).toBe(lexeme !== 'absent');
+    expect(expectSameRanks(fromTerms, fromText, tsvs).size).toBeGreaterThan(40);
+  });
+
+  it('indexes from the binary form (addTsvectorBytes) exactly what addTsvector indexes from the text form', async () => {
+    const tsvs = [
+      ...(await storedTsvectors()),
+      (await sql<{ tsv: string }>`SELECT strip(to_tsvector('english', ${TEXTS[0]}))::text AS tsv`.execute(store.db)).rows[0].tsv,
+    ];
+    const fromText = new KeywordIndex();
+    const fromBinary = new KeywordIndex();
+    for (const [slot, tsv] of tsvs.entries()) {
+      fromText.addTsvector(slot, tsv);
+      const binary = (await sql<{ binary: Buffer }>`SELECT tsvectorsend(${tsv}::tsvector) AS binary`.execute(store.db)).rows[0].binary;
+      // A view in the middle of a larger buffer, as a batch of a load gives it.
+      const framed = new Uint8Array(binary.length + 8);
+      framed.set(binary, 3);
+      fromBinary.addTsvectorBytes(slot, framed.subarray(3, 3 + binary.length));
     }
+    const lexemes = expectSameRanks(fromText, fromBinary, tsvs);
+    expect([...lexemes].some((lexeme) => [...lexeme].some((c) => c.charCodeAt(0) > 0x7f))).toBe(true);
+  });
+
+  it('adds nothing from a truncated binary tsvector, and takes the slot afterwards', async () => {
+    const binary = (await sql<{ binary: Buffer }>`SELECT tsvectorsend('fox:1,2 dog:3'::tsvector) AS binary`.execute(store.db)).rows[0].binary;
+    const index = new KeywordIndex();
+    for (const cut of [2, 6, binary.length - 1]) expect(() => index.addTsvectorBytes(0, binary.subarray(0, cut))).toThrow(/Truncated/);
+    expect(index.postings).toBe(0);
+    index.addTsvectorBytes(0, binary);
+    expect(Array.from(index.rank([{ lexeme: 'fox', weight: 1 }], null).slots)).toEqual([0]);
+    expect(index.postings).toBe(2);
   });
 
   it('adds nothing from text that is not a tsvector, and takes the slot afterwards', () => {

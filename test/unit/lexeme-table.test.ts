@@ -26,6 +26,24 @@ describe('LexemeTable', () => {
     expect(table.byteLength()).toBeGreaterThan(6000 * 4);
   });
 
+  it('finds an ASCII lexeme from its bytes as from its text, through growth', () => {
+    const table = new LexemeTable();
+    const bytes = Buffer.from(Array.from({ length: 5000 }, (_, i) => `lexeme${i}`).join(' '), 'latin1');
+    let start = 0;
+    for (let i = 0; i < 5000; i++) {
+      const end = bytes.indexOf(0x20, start) === -1 ? bytes.length : bytes.indexOf(0x20, start);
+      // Every other lexeme first arrives as text: the other way finds the same id.
+      const id = i % 2 === 0 ? table.obtain(`lexeme${i}`) : table.obtainAscii(bytes, start, end);
+      expect(i % 2 === 0 ? table.obtainAscii(bytes, start, end) : table.obtain(`lexeme${i}`)).toBe(id);
+      expect(id).toBe(i);
+      start = end + 1;
+    }
+    expect(table.size).toBe(5000);
+    expect(table.find('lexeme4999')).toBe(4999);
+    expect(table.obtainAscii(Buffer.from('xlexeme7x'), 1, 8)).toBe(7);
+    expect(table.obtainAscii(Buffer.from('lexeme'), 0, 6)).toBe(5000);
+  });
+
   it('keeps the lexemes retain() lists, numbered in that order', () => {
     const table = new LexemeTable();
     for (const lexeme of ['a', 'b', 'c', 'd']) table.obtain(lexeme);

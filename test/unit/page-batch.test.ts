@@ -1,6 +1,7 @@
 // The embedded engine reads an index load's batches on its own thread, in the protocol's
 // binary format (page-batch.ts): the pages must be exactly those the SQL text path reads, and
 // a batch must never run inside a transaction another caller has open on the one session.
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
 import { normalizeVector } from '../../src/search/vectors.js';
@@ -46,13 +47,15 @@ describe("a load's batches read on the embedded engine's thread", () => {
     await store?.close();
   });
 
-  it('gives the pages the SQL text path gives, embeddings to the bit', async () => {
+  it('gives the pages the SQL text path gives, embeddings to the bit, tsvectors in binary', async () => {
     const read = await store.readPages!(workspaceId, 0, 500);
-    expect(read).toEqual(await indexedPages(store.db, pageIds));
+    const binary = await sql<{ tsv: Buffer }>`SELECT tsvectorsend(tsv) AS tsv FROM pages WHERE id = ANY(${pageIds}) ORDER BY id`.execute(store.db);
+    const text = await indexedPages(store.db, pageIds);
+    expect(read.map((p) => ({ ...p, tsv: Buffer.from(p.tsv as Uint8Array) }))).toEqual(text.map((p, i) => ({ ...p, tsv: binary.rows[i].tsv })));
     expect(read.map((p) => p.content)).toEqual(CONTENTS);
     expect(read[3].embedding).toBeNull();
     expect(read[1].embedding).toHaveLength(1536);
-    expect(read[2].tsv).toContain("'brien'");
+    expect(Buffer.from(read[2].tsv as Uint8Array).toString('latin1')).toContain('brien\0');
   });
 
   it('reads from after a page, at most as many as asked', async () => {
