@@ -112,6 +112,17 @@ export interface BatchAnswer {
   error: { code: string; message: string } | null;
 }
 
+/** PostgreSQL's code and message from the fields of an ErrorResponse, answer[from, end). */
+export function errorOf(answer: Buffer, from: number, end: number): { code: string; message: string } {
+  const fields = new Map<string, string>();
+  for (let field = from; field < end && answer[field] !== 0; ) {
+    const zero = answer.indexOf(0, field + 1);
+    fields.set(String.fromCharCode(answer[field]), answer.toString('utf8', field + 1, zero));
+    field = zero + 1;
+  }
+  return { code: fields.get('C') ?? '', message: fields.get('M') ?? 'the embedded database failed' };
+}
+
 /** Reads the server's answer to `batchCallMessages`. */
 export function readBatchAnswer(blocks: readonly Uint8Array[]): BatchAnswer {
   const answer = Buffer.concat(blocks);
@@ -131,13 +142,7 @@ export function readBatchAnswer(blocks: readonly Uint8Array[]): BatchAnswer {
       }
       result.rows.push({ id: Number(values[0]), task_identifier: values[1] });
     } else if (type === 'E') {
-      const fields = new Map<string, string>();
-      while (field < end && answer[field] !== 0) {
-        const zero = answer.indexOf(0, field + 1);
-        fields.set(String.fromCharCode(answer[field]), answer.toString('utf8', field + 1, zero));
-        field = zero + 1;
-      }
-      result.error = { code: fields.get('C') ?? '', message: fields.get('M') ?? 'the embedded database failed' };
+      result.error = errorOf(answer, field, end);
     }
     at = end;
   }

@@ -4,6 +4,7 @@
 // each tsvector in the form the keyword index reads without making a string of it. The thread
 // packs a batch into a few typed arrays that it hands over without copying.
 import { serialize } from 'pg-protocol';
+import { errorOf } from './embedded-batch.js';
 import type { IndexedPage } from './pages.js';
 
 const STATEMENT = 'folio_page_batch';
@@ -56,8 +57,15 @@ export function pageBatchMessages(workspaceId: number, after: number, limit: num
 /** Reads the answer to `pageBatchMessages`: its rows packed, or PostgreSQL's error. */
 export function readPageBatch(blocks: readonly Uint8Array[]): PageBatchAnswer {
   // The answer in one buffer of its own (not a slice of Node's shared pool), since it is handed over.
-  const bytes = blocks.length === 1 ? blocks[0] : new Uint8Array(blocks.reduce((sum, block) => sum + block.length, 0));
-  if (blocks.length > 1) blocks.reduce((at, block) => (bytes.set(block, at), at + block.length), 0);
+  let bytes = blocks[0];
+  if (blocks.length > 1) {
+    bytes = new Uint8Array(blocks.reduce((sum, block) => sum + block.length, 0));
+    let at = 0;
+    for (const block of blocks) {
+      bytes.set(block, at);
+      at += block.length;
+    }
+  }
   const answer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
   const ids: number[] = [];
   const documentIds: number[] = [];
@@ -96,13 +104,7 @@ export function readPageBatch(blocks: readonly Uint8Array[]): PageBatchAnswer {
       tsvAt.push(tsv);
       tsvEnd.push(tsvStop);
     } else if (type === 0x45) {
-      const fields = new Map<string, string>();
-      for (let field = at + 5; field < end && answer[field] !== 0; ) {
-        const zero = answer.indexOf(0, field + 1);
-        fields.set(String.fromCharCode(answer[field]), answer.toString('utf8', field + 1, zero));
-        field = zero + 1;
-      }
-      error = { code: fields.get('C') ?? '', message: fields.get('M') ?? 'the embedded database failed' };
+      error = errorOf(answer, at + 5, end);
     }
     at = end;
   }

@@ -43,7 +43,8 @@ const LARGEST_BLOCK = 256 * 1024;
 
 /**
  * The server's answer to the messages, copied out of PGlite's memory as it is written into
- * blocks that grow to 256 KiB. Collected whole (PGlite's own way, a buffer doubled as it
+ * blocks that grow to 256 KiB (the first of `firstBlock` bytes: a caller that knows about how
+ * long the answer will be gets it in one). Collected whole (PGlite's own way, a buffer doubled as it
  * fills, then copied), a read of a few megabytes left as much garbage several times over,
  * which this thread's small heap rarely collects: the process grew by hundreds of megabytes.
  */
