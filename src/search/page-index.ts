@@ -375,7 +375,7 @@ export class PageIndex {
           deleted.push(change.pageId);
         }
       }
-      const pages = inserted.size > 0 ? await indexedPages(this.db, [...inserted]) : [];
+      const pages = inserted.size > 0 ? await indexedPages(this.db, [...inserted], this.readPages) : [];
       if (deleted.length > 0 || pages.length > 0) {
         await ws.gate.write(() => {
           for (const pageId of deleted) ws.remove(pageId);

@@ -54,8 +54,9 @@ export interface Store {
    */
   writeEmbedded: ((items: EmbeddedDocument[]) => Promise<number[] | null>) | null;
   /**
-   * Embedded engine: reads a batch of a workspace's index load on the engine's thread, the
-   * embeddings as bytes (page-batch.ts). Null on the server engine, whose load reads through `db`.
+   * Embedded engine: reads pages for the page index (a batch of a workspace's load, or the pages
+   * a catch-up adds) on the engine's thread, in binary (page-batch.ts). Null on the server
+   * engine, whose index reads through `db`.
    */
   readPages: PageReader | null;
   connections(): ConnectionUse;
@@ -216,9 +217,9 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
           throw toStoreError(error);
         }
       },
-      readPages: async (workspaceId, after, limit) => {
+      readPages: async (selection) => {
         try {
-          return unpackPages(await thread.readPages(workspaceId, after, limit));
+          return unpackPages(await thread.readPages(selection));
         } catch (error) {
           throw toStoreError(error);
         }

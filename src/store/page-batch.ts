@@ -1,16 +1,24 @@
-// One batch of a workspace's index load, read by the embedded engine's thread itself in the
-// protocol's binary format: each embedding comes as its stored bytes, not as base64 text that
+// Pages for the page index (a batch of a workspace's load, or the pages a catch-up adds), read
+// by the embedded engine's thread itself in the protocol's binary format: each embedding comes as its stored bytes, not as base64 text that
 // PostgreSQL encodes, the driver turns into an 8 KB string per page and the main thread decodes;
 // each tsvector in the form the keyword index reads without making a string of it. The thread
 // packs a batch into a few typed arrays that it hands over without copying.
 import { serialize } from 'pg-protocol';
 import { errorOf } from './embedded-batch.js';
-import type { IndexedPage } from './pages.js';
+import type { IndexedPage, PageSelection } from './pages.js';
 
-const STATEMENT = 'folio_page_batch';
+const COLUMNS = 'id, document_id, page_number, content, embedding, tsv';
 
-export const PAGE_BATCH_SQL = `SELECT id, document_id, page_number, content, embedding, tsv
-  FROM pages WHERE workspace_id = $1::int AND id > $2::bigint ORDER BY id LIMIT $3::int`;
+/** The statement, by name, that reads each kind of selection. */
+const STATEMENTS = {
+  folio_page_batch: `SELECT ${COLUMNS} FROM pages WHERE workspace_id = $1::int AND id > $2::bigint ORDER BY id LIMIT $3::int`,
+  folio_pages_by_id: `SELECT ${COLUMNS} FROM pages WHERE id = ANY($1::bigint[]) ORDER BY id`,
+};
+
+/** The name of the statement that reads `selection`. */
+export function statementOf(selection: PageSelection): keyof typeof STATEMENTS {
+  return 'ids' in selection ? 'folio_pages_by_id' : 'folio_page_batch';
+}
 
 /**
  * A batch of pages as the thread hands it over: per page, its numbers, where its texts are in
@@ -43,11 +51,13 @@ export interface PageBatchAnswer {
   error: { code: string; message: string } | null;
 }
 
-/** The protocol messages that read the `limit` pages of the workspace after page `after`, results in binary. */
-export function pageBatchMessages(workspaceId: number, after: number, limit: number, parsed: boolean): Uint8Array {
+/** The protocol messages that read the selected pages, results in binary; `parsed` names the statements the session holds. */
+export function pageBatchMessages(selection: PageSelection, parsed: ReadonlySet<string>): Uint8Array {
+  const name = statementOf(selection);
+  const values = 'ids' in selection ? [`{${selection.ids.join(',')}}`] : [selection.workspaceId, selection.after, selection.limit].map(String);
   const messages = [
-    ...(parsed ? [] : [serialize.parse({ name: STATEMENT, text: PAGE_BATCH_SQL, types: [] })]),
-    serialize.bind({ statement: STATEMENT, values: [String(workspaceId), String(after), String(limit)], binary: true }),
+    ...(parsed.has(name) ? [] : [serialize.parse({ name, text: STATEMENTS[name], types: [] })]),
+    serialize.bind({ statement: name, values, binary: true }),
     serialize.execute(),
     serialize.sync(),
   ];

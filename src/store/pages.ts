@@ -60,8 +60,11 @@ export async function pageChangesSince(db: Kysely<Database>, workspaceId: number
 /** Pages a statement of the index's load reads. */
 const LOAD_BATCH = 500;
 
-/** Reads the `limit` pages of a workspace after page `after`, in id order, as the store's engine best can. */
-export type PageReader = (workspaceId: number, after: number, limit: number) => Promise<IndexedPage[]>;
+/** Which pages a reader reads: a workspace's `limit` pages after page `after`, or the pages of `ids`. */
+export type PageSelection = { workspaceId: number; after: number; limit: number } | { ids: readonly number[] };
+
+/** Reads the selected pages, in id order, as the store's engine best can. */
+export type PageReader = (selection: PageSelection) => Promise<IndexedPage[]>;
 
 const indexedColumns = ['id', 'document_id', 'page_number', 'content', embeddingText.as('embedding'), sql<string>`tsv::text`.as('tsv')] as const;
 
@@ -77,11 +80,15 @@ function toIndexedPages(rows: { id: number; document_id: number; page_number: nu
   }));
 }
 
-export async function indexedPages(db: Kysely<Database>, pageIds: number[]): Promise<IndexedPage[]> {
+/** The pages of `pageIds` that exist, in id order; through `readPages` where the engine has one. */
+export async function indexedPages(db: Kysely<Database>, pageIds: number[], readPages: PageReader | null = null): Promise<IndexedPage[]> {
   const out: IndexedPage[] = [];
   for (let i = 0; i < pageIds.length; i += 1000) {
-    const rows = await db.selectFrom('pages').select(indexedColumns).where('id', 'in', pageIds.slice(i, i + 1000)).orderBy('id').execute();
-    out.push(...toIndexedPages(rows));
+    const ids = pageIds.slice(i, i + 1000);
+    const pages = readPages
+      ? await readPages({ ids })
+      : toIndexedPages(await db.selectFrom('pages').select(indexedColumns).where('id', 'in', ids).orderBy('id').execute());
+    out.push(...pages);
   }
   return out;
 }
@@ -107,7 +114,7 @@ export async function loadIndexedPages(
   const { snapshot, xmin, count } = snap.rows[0];
   const batchAfter = async (after: number): Promise<IndexedPage[]> =>
     readPages
-      ? readPages(workspaceId, after, LOAD_BATCH)
+      ? readPages({ workspaceId, after, limit: LOAD_BATCH })
       : toIndexedPages(
           await db.selectFrom('pages').select(indexedColumns).where('workspace_id', '=', workspaceId).where('id', '>', after).orderBy('id').limit(LOAD_BATCH).execute(),
         );

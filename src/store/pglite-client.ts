@@ -7,6 +7,7 @@ import type { Worker } from 'node:worker_threads';
 import { parse, serialize } from 'pg-protocol';
 import type { EmbeddedDocument } from './embedded-batch.js';
 import type { PackedPages } from './page-batch.js';
+import type { PageSelection } from './pages.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 import { startWorker } from '../worker-entry.js';
 
@@ -78,9 +79,9 @@ export class EngineThread {
     return this.#send((id) => ({ type: 'embedded', id, items }));
   }
 
-  /** The `limit` pages of the workspace after page `after`, in id order, read on the thread (page-batch.ts). */
-  readPages(workspaceId: number, after: number, limit: number): Promise<PackedPages> {
-    return this.#send((id) => ({ type: 'pages', id, workspaceId, after, limit }));
+  /** The selected pages, in id order, read on the thread (page-batch.ts). */
+  readPages(selection: PageSelection): Promise<PackedPages> {
+    return this.#send((id) => ({ type: 'pages', id, selection }));
   }
 
   /** Sends the request made with the next id; resolves with the answer to it. */

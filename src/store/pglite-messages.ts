@@ -1,6 +1,7 @@
 // What the main thread and the embedded engine's thread say to each other.
 import type { EmbeddedDocument } from './embedded-batch.js';
 import type { PackedPages } from './page-batch.js';
+import type { PageSelection } from './pages.js';
 
 export interface ThreadStart {
   /** The cluster's directory; null keeps it in memory. */
@@ -15,8 +16,8 @@ export type ThreadRequest =
   | { type: 'bytes'; id: number; bytes: Uint8Array }
   /** Documents from precomputed embeddings to write, joined with the others waiting (embedded-batch.ts). */
   | { type: 'embedded'; id: number; items: EmbeddedDocument[] }
-  /** A batch of a workspace's index load: its `limit` pages after page `after` (page-batch.ts). */
-  | { type: 'pages'; id: number; workspaceId: number; after: number; limit: number }
+  /** Pages for the page index (page-batch.ts). */
+  | { type: 'pages'; id: number; selection: PageSelection }
   | { type: 'close' };
 
 export type ThreadReply =

@@ -12,7 +12,7 @@ import {
   type BatchAnswer,
   type EmbeddedDocument,
 } from './embedded-batch.js';
-import { packedBuffers, pageBatchMessages, readPageBatch } from './page-batch.js';
+import { packedBuffers, pageBatchMessages, readPageBatch, statementOf } from './page-batch.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 
 const start = workerData as ThreadStart;
@@ -88,8 +88,9 @@ const reads: PagesRequest[] = [];
 const MAX_DOCUMENTS = 128;
 let status: string | null = 'I';
 let parsed = false;
-let readParsed = false;
-/** The size of the last batch of a load: the next one's answer likely fits in one block of about as much. */
+/** The page statements parsed in the session. */
+const readParsed = new Set<string>();
+/** The size of the last page read's answer: the next one (a load's next batch) likely fits in one block of about as much. */
 let lastRead = FIRST_BLOCK;
 let scheduled = false;
 
@@ -109,17 +110,17 @@ function runWaiting(): Promise<void> {
   return reads.length > 0 ? readWaiting() : writeWaiting();
 }
 
-/** Reads the first waiting batch of an index load. */
+/** Reads the pages the first waiting request selects. */
 async function readWaiting(): Promise<void> {
   const request = reads[0];
   if (status !== 'I' || !request) return;
   reads.shift();
   try {
-    const blocks = await answer(pageBatchMessages(request.workspaceId, request.after, request.limit, readParsed), Math.ceil(lastRead * 1.25));
+    const blocks = await answer(pageBatchMessages(request.selection, readParsed), Math.ceil(lastRead * 1.25));
     lastRead = blocks.reduce((sum, block) => sum + block.length, 0);
     status = statusAfter(blocks);
     const result = readPageBatch(blocks);
-    readParsed ||= result.parsed;
+    if (result.parsed) readParsed.add(statementOf(request.selection));
     if (result.error) reply({ type: 'error', id: request.id, error: { name: 'DatabaseError', ...result.error } });
     else reply({ type: 'pages', id: request.id, pages: result.pages }, packedBuffers(result.pages));
   } catch (error) {

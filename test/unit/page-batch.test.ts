@@ -1,6 +1,7 @@
-// The embedded engine reads an index load's batches on its own thread, in the protocol's
-// binary format (page-batch.ts): the pages must be exactly those the SQL text path reads, and
-// a batch must never run inside a transaction another caller has open on the one session.
+// The embedded engine reads the page index's pages (a load's batches, a catch-up's pages) on
+// its own thread, in the protocol's binary format (page-batch.ts): the pages must be exactly
+// those the SQL text path reads, and a read must never run inside a transaction another
+// caller has open on the one session.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
@@ -17,7 +18,7 @@ const CONTENTS = [
   'The fifth page, after the one without an embedding.',
 ];
 
-describe("a load's batches read on the embedded engine's thread", () => {
+describe("the page index's pages read on the embedded engine's thread", () => {
   let store: TestStore;
   let workspaceId: number;
   let otherWorkspace: number;
@@ -48,7 +49,7 @@ describe("a load's batches read on the embedded engine's thread", () => {
   });
 
   it('gives the pages the SQL text path gives, embeddings to the bit, tsvectors in binary', async () => {
-    const read = await store.readPages!(workspaceId, 0, 500);
+    const read = await store.readPages!({ workspaceId, after: 0, limit: 500 });
     const binary = await sql<{ tsv: Buffer }>`SELECT tsvectorsend(tsv) AS tsv FROM pages WHERE id = ANY(${pageIds}) ORDER BY id`.execute(store.db);
     const text = await indexedPages(store.db, pageIds);
     expect(read.map((p) => ({ ...p, tsv: Buffer.from(p.tsv as Uint8Array) }))).toEqual(text.map((p, i) => ({ ...p, tsv: binary.rows[i].tsv })));
@@ -58,9 +59,17 @@ describe("a load's batches read on the embedded engine's thread", () => {
     expect(Buffer.from(read[2].tsv as Uint8Array).toString('latin1')).toContain('brien\0');
   });
 
+  it('reads pages by id, in id order, as the SQL text path reads them', async () => {
+    const ids = [pageIds[4], pageIds[0], 999_999, pageIds[3]];
+    const read = await store.readPages!({ ids });
+    expect(read.map((p) => p.id)).toEqual([pageIds[0], pageIds[3], pageIds[4]]);
+    expect(read.map(({ tsv: _, ...p }) => p)).toEqual((await indexedPages(store.db, ids)).map(({ tsv: _, ...p }) => p));
+    expect(await store.readPages!({ ids: [] })).toEqual([]);
+  });
+
   it('reads from after a page, at most as many as asked', async () => {
-    expect((await store.readPages!(workspaceId, pageIds[1], 2)).map((p) => p.id)).toEqual(pageIds.slice(2, 4));
-    expect(await store.readPages!(workspaceId, pageIds[4], 500)).toEqual([]);
+    expect((await store.readPages!({ workspaceId, after: pageIds[1], limit: 2 })).map((p) => p.id)).toEqual(pageIds.slice(2, 4));
+    expect(await store.readPages!({ workspaceId, after: pageIds[4], limit: 500 })).toEqual([]);
   });
 
   it('waits for a transaction open on the session, and never sees what it rolls back', async () => {
@@ -71,7 +80,7 @@ describe("a load's batches read on the embedded engine's thread", () => {
           workspaceId, externalId: null, filePath: 'p', fileUrl: null, metadata: {}, source: 'test', taskIdentifier: null,
         });
         await insertPages(trx, workspaceId, doc.id, [{ pageNumber: 1, content: 'rolled back', embedding: null, embeddingModel: null, paragraphs: [] }]);
-        read = store.readPages!(workspaceId, 0, 500);
+        read = store.readPages!({ workspaceId, after: 0, limit: 500 });
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
@@ -79,7 +88,7 @@ describe("a load's batches read on the embedded engine's thread", () => {
   });
 
   it('reports a failure of its statement as a store error', async () => {
-    await expect(store.readPages!(workspaceId, 0, -1)).rejects.toMatchObject({ code: expect.any(String) });
-    expect(await store.readPages!(workspaceId, 0, 1)).toHaveLength(1);
+    await expect(store.readPages!({ workspaceId, after: 0, limit: -1 })).rejects.toMatchObject({ code: expect.any(String) });
+    expect(await store.readPages!({ workspaceId, after: 0, limit: 1 })).toHaveLength(1);
   });
 });
