@@ -19,7 +19,7 @@ function threadFailure(message: string, cause?: unknown): Error {
   return Object.assign(new Error(message, { cause }), { code: '08006' });
 }
 
-/** A request's callbacks: protocol bytes answer blocks, embedded writes ids (or null), a load's batch its pages. */
+/** A request's callbacks: protocol bytes answer blocks, embedded writes ids (or null), a page read its pages. */
 interface Waiting {
   resolve: (answer: Uint8Array[] | number[] | PackedPages | null) => void;
   reject: (error: Error) => void;

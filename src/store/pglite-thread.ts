@@ -40,6 +40,7 @@ try {
 
 const FIRST_BLOCK = 16 * 1024;
 const LARGEST_BLOCK = 256 * 1024;
+const LARGEST_FIRST_BLOCK = 32 * 1024 * 1024;
 
 /**
  * The server's answer to the messages, copied out of PGlite's memory as it is written into
@@ -78,8 +79,9 @@ let queue: Promise<void> = Promise.resolve();
 // when the session is between statements: the next write starts as the last one ends, without
 // a round trip through the main thread. The session's transaction status comes from each
 // answer's ReadyForQuery; a write never runs inside a transaction node-postgres has open.
-// An index load's batches wait likewise: read inside a transaction node-postgres has open, a
-// batch would see that transaction's writes before they commit, or fail with it.
+// The page index's reads (a load's batches, a catch-up's pages) wait likewise: run inside a
+// transaction node-postgres has open, a read would see its writes before they commit, or fail
+// with it.
 type EmbeddedRequest = Extract<ThreadRequest, { type: 'embedded' }>;
 type PagesRequest = Extract<ThreadRequest, { type: 'pages' }>;
 const waiting: EmbeddedRequest[] = [];
@@ -90,7 +92,11 @@ let status: string | null = 'I';
 let parsed = false;
 /** The page statements parsed in the session. */
 const readParsed = new Set<string>();
-/** The size of the last page read's answer: the next one (a load's next batch) likely fits in one block of about as much. */
+/**
+ * The size of the last page read's answer: the next one (a load's next batch) likely fits in
+ * one block of about as much. Up to LARGEST_FIRST_BLOCK: after a batch of very large pages the
+ * next read does not set aside as much at once.
+ */
 let lastRead = FIRST_BLOCK;
 let scheduled = false;
 
@@ -104,7 +110,7 @@ function scheduleWaiting(): void {
   setImmediate(() => (queue = queue.then(runWaiting)));
 }
 
-/** A waiting batch of a load first, else the waiting writes: a load asks for at most two batches at once, so writes go between them. */
+/** A waiting page read first, else the waiting writes: a load asks for at most two batches at once, so writes go between them. */
 function runWaiting(): Promise<void> {
   scheduled = false;
   return reads.length > 0 ? readWaiting() : writeWaiting();
@@ -116,7 +122,7 @@ async function readWaiting(): Promise<void> {
   if (status !== 'I' || !request) return;
   reads.shift();
   try {
-    const blocks = await answer(pageBatchMessages(request.selection, readParsed), Math.ceil(lastRead * 1.25));
+    const blocks = await answer(pageBatchMessages(request.selection, readParsed), Math.min(LARGEST_FIRST_BLOCK, Math.ceil(lastRead * 1.25)));
     lastRead = blocks.reduce((sum, block) => sum + block.length, 0);
     status = statusAfter(blocks);
     const result = readPageBatch(blocks);
