@@ -197,6 +197,23 @@ describe('vector scan kernel', () => {
     expect(order).toEqual(['first', 'reader 1', 'other callback', 'reader 2', 'reader 3']);
   });
 
+  it('runs a scan that arrives while the readers of the last pass rank, with no other scan to come', async () => {
+    const { matrix, vectors } = filled(1536, 500, { slots: 2 });
+    let late: Promise<void> | undefined;
+    // The first scan runs alone; two arrive meanwhile and share the next pass, after which none
+    // waits. Between that pass's two readers a third scan arrives, and no other after it.
+    const first = checkedScan(matrix, vectors, () => {});
+    const shared = [1, 2].map((i) =>
+      checkedScan(matrix, vectors, () => {
+        if (i === 1) setImmediate(() => (late = checkedScan(matrix, vectors, () => {})));
+      }),
+    );
+    await Promise.all([first, ...shared]);
+    expect(late).toBeDefined();
+    const stranded = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the last scan never ran')), 5000).unref());
+    await Promise.race([late, stranded]);
+  });
+
   it('keeps existing rows when it grows past its capacity, also for workers already attached', async () => {
     const { matrix, vectors } = filled(1536, 3, { capacity: 2 });
     const query = randomUnit(1536);

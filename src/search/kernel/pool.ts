@@ -261,7 +261,10 @@ export class ScanPool {
         w.settle(new Float32Array(pass.out, j * n * 4, n));
       }
       this.#release(pass.out);
-      next?.join();
+      // Scans that arrived during the ranking, when none waited as it began, would otherwise
+      // wait for a scan after them that may never come.
+      if (next) next.join();
+      else next = this.#startPass(matrix, queue, this.threads);
     }
     queue.running = false;
   }
