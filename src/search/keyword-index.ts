@@ -75,7 +75,7 @@ export class KeywordIndex {
   /** Per lexeme id, its postings in increasing slot order: the first `lengths[id]` of `lists[id]`. */
   private lists: Uint32Array[] = [];
   private lengths = new Int32Array(1024);
-  /** Scratch of addTsvector(): the page's lexeme ids and term frequencies. */
+  /** Scratch of addTsvector() and addTsvectorBytes(): the page's lexeme ids and term frequencies (holdTerm). */
   private pageIds = new Int32Array(256);
   private pageTfs = new Int32Array(256);
   private norms = new Float64Array(1024);
@@ -128,15 +128,9 @@ export class KeywordIndex {
       if (text.charCodeAt(i) === COLON) {
         for (i++; i < n && (c = text.charCodeAt(i)) !== SPACE; i++) if (c === COMMA) tf++;
       }
-      if (count === this.pageIds.length) {
-        this.pageIds = grown(this.pageIds, count * 2);
-        this.pageTfs = grown(this.pageTfs, count * 2);
-      }
-      this.pageIds[count] = id;
-      this.pageTfs[count++] = tf;
+      this.holdTerm(count++, id, tf);
     }
-    for (let t = 0; t < count; t++) this.append(this.pageIds[t], posting(slot, this.pageTfs[t]));
-    this.endPage(slot, count);
+    this.addHeldTerms(slot, count);
   }
 
   /**
@@ -159,17 +153,27 @@ export class KeywordIndex {
       const id = ascii ? this.idOfAscii(bytes, start, at) : this.idOfUtf8(bytes, start, at);
       const positions = view.getUint16(at + 1);
       at += 3 + 2 * positions;
-      if (t === this.pageIds.length) {
-        this.pageIds = grown(this.pageIds, t * 2);
-        this.pageTfs = grown(this.pageTfs, t * 2);
-      }
-      this.pageIds[t] = id;
       // A lexeme stripped of its positions occurs once, as its text form without them reads.
-      this.pageTfs[t] = Math.max(1, positions);
+      this.holdTerm(t, id, Math.max(1, positions));
     }
     if (at > bytes.length) throw new Error('Truncated binary tsvector');
-    for (let t = 0; t < lexemes; t++) this.append(this.pageIds[t], posting(slot, this.pageTfs[t]));
-    this.endPage(slot, lexemes);
+    this.addHeldTerms(slot, lexemes);
+  }
+
+  /** Holds the page's `t`-th lexeme and its term frequency until the whole page has been read. */
+  private holdTerm(t: number, id: number, tf: number): void {
+    if (t === this.pageIds.length) {
+      this.pageIds = grown(this.pageIds, t * 2);
+      this.pageTfs = grown(this.pageTfs, t * 2);
+    }
+    this.pageIds[t] = id;
+    this.pageTfs[t] = tf;
+  }
+
+  /** Adds the `count` held lexemes as the page in `slot`: a page read in full, never in part. */
+  private addHeldTerms(slot: number, count: number): void {
+    for (let t = 0; t < count; t++) this.append(this.pageIds[t], posting(slot, this.pageTfs[t]));
+    this.endPage(slot, count);
   }
 
   /** The id of the lexeme text[start, end), with an empty list if it is new. */
