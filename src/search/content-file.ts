@@ -32,16 +32,16 @@ export class ContentFile {
     return new ContentFile(dir === null ? null : openUnlinked(dir), dir);
   }
 
-  /** Appends the texts in one write; on a failed write (a full disk) the file is given up. */
-  append(texts: readonly string[]): TextEntry[] {
-    const lengths = texts.map((t) => Buffer.byteLength(t, 'utf8'));
+  /**
+   * Appends the texts (UTF-8, as the store's binary reads give them: no string is made of a
+   * text until a search reads it) in one write; on a failed write (a full disk) the file is
+   * given up.
+   */
+  append(texts: readonly Uint8Array[]): TextEntry[] {
+    const lengths = texts.map((t) => t.length);
     if (this.fd !== null) {
-      // One buffer for the batch: hundreds of small ones would each be an allocation of their own.
-      const batch = Buffer.allocUnsafe(lengths.reduce((n, b) => n + b, 0));
-      let at = 0;
-      texts.forEach((t, i) => (at += batch.write(t, at, lengths[i], 'utf8')));
       try {
-        writeAll(this.fd, batch, this.end);
+        writeAll(this.fd, Buffer.concat(texts), this.end);
         return lengths.map((bytes) => {
           const entry = { offset: this.end, bytes };
           this.end += bytes;

@@ -3,7 +3,7 @@
 // BM25-shaped with fixed statistics (README, Search), so nothing here depends on the rest of
 // the corpus and a page's rank never changes when others are added or removed.
 import { grown, LexemeTable } from './lexeme-table.js';
-import { readLexeme, type TermCount } from './tsvector.js';
+import type { TermCount } from './tsvector.js';
 
 /**
  * The constants of the keyword rank r: BM25's term saturation K1 and length normalisation B
@@ -44,13 +44,6 @@ export interface KeywordHits {
   ranks: Float64Array;
 }
 
-// Characters of a tsvector's output text.
-const SPACE = 32;
-const QUOTE = 39;
-const BACKSLASH = 92;
-const COLON = 58;
-const COMMA = 44;
-
 /** The posting of `slot` with `tf` occurrences (PostgreSQL keeps at most 256 positions). */
 function posting(slot: number, tf: number): number {
   return ((slot << TF_BITS) | (Math.min(tf, TF_MASK + 1) - 1)) >>> 0;
@@ -75,7 +68,7 @@ export class KeywordIndex {
   /** Per lexeme id, its postings in increasing slot order: the first `lengths[id]` of `lists[id]`. */
   private lists: Uint32Array[] = [];
   private lengths = new Int32Array(1024);
-  /** Scratch of addTsvector() and addTsvectorBytes(): the page's lexeme ids and term frequencies (holdTerm). */
+  /** Scratch of addTsvectorBytes(): the page's lexeme ids and term frequencies (holdTerm). */
   private pageIds = new Int32Array(256);
   private pageTfs = new Int32Array(256);
   private norms = new Float64Array(1024);
@@ -96,45 +89,7 @@ export class KeywordIndex {
   }
 
   /**
-   * As add() with the terms parseTsvector() reads from `text` (a tsvector's output), read here
-   * without making a string of a lexeme the index already holds. A malformed text adds no
-   * posting.
-   */
-  addTsvector(slot: number, text: string): void {
-    this.startPage(slot);
-    let count = 0;
-    const n = text.length;
-    let i = 0;
-    while (i < n) {
-      let c = text.charCodeAt(i);
-      if (c === SPACE) {
-        i++;
-        continue;
-      }
-      if (c !== QUOTE) throw new Error(`Unexpected character in tsvector at ${i}`);
-      const start = ++i;
-      while (i < n && (c = text.charCodeAt(i)) !== QUOTE && c !== BACKSLASH) i++;
-      let id: number;
-      if (i < n && c === QUOTE && text.charCodeAt(i + 1) !== QUOTE) {
-        id = this.idOf(text, start, i);
-        i++;
-      } else {
-        // Quotes doubled or backslashes: the rare lexeme that needs unescaping.
-        const { lexeme, next } = readLexeme(text, start);
-        id = this.idOf(lexeme, 0, lexeme.length);
-        i = next;
-      }
-      let tf = 1;
-      if (text.charCodeAt(i) === COLON) {
-        for (i++; i < n && (c = text.charCodeAt(i)) !== SPACE; i++) if (c === COMMA) tf++;
-      }
-      this.holdTerm(count++, id, tf);
-    }
-    this.addHeldTerms(slot, count);
-  }
-
-  /**
-   * As addTsvector() with a tsvector in PostgreSQL's binary form (as `tsvectorsend` writes it:
+   * As add() with the page's tsvector in PostgreSQL's binary form (as `tsvectorsend` writes it:
    * the count of lexemes, then each lexeme's UTF-8 bytes, a zero byte, the count of its
    * positions and the positions, 16 bits each). A lexeme of ASCII is found from its bytes,
    * without a string. A malformed tsvector adds no posting.

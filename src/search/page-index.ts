@@ -127,7 +127,7 @@ export class PageIndex {
   /** The embedded engine's write count: when it has not moved, no page changed and a catch-up is skipped. */
   private readonly localWrites: LocalWrites | null;
   /** The engine's own reader of a load's batches, where it has one. */
-  private readonly readPages: PageReader | null;
+  private readonly readPages: PageReader;
 
   constructor(
     store: Pick<Store, 'db' | 'localWrites' | 'readPages'>,
@@ -375,7 +375,7 @@ export class PageIndex {
           deleted.push(change.pageId);
         }
       }
-      const pages = inserted.size > 0 ? await indexedPages(this.db, [...inserted], this.readPages) : [];
+      const pages = inserted.size > 0 ? await indexedPages(this.readPages, [...inserted]) : [];
       if (deleted.length > 0 || pages.length > 0) {
         await ws.gate.write(() => {
           for (const pageId of deleted) ws.remove(pageId);

@@ -36,7 +36,7 @@ export function parseTsvector(text: string): TermCount[] {
  * The lexeme whose text starts at `start`, just after its opening quote, with doubled quotes
  * and backslash escapes undone, and the index just after its closing quote.
  */
-export function readLexeme(text: string, start: number): { lexeme: string; next: number } {
+function readLexeme(text: string, start: number): { lexeme: string; next: number } {
   let lexeme = '';
   let i = start;
   for (;;) {

@@ -88,8 +88,7 @@ export class WorkspacePages {
     } else {
       this.slotRow.push(-1);
     }
-    if (typeof page.tsv === 'string') this.keyword.addTsvector(slot, page.tsv);
-    else this.keyword.addTsvectorBytes(slot, page.tsv);
+    this.keyword.addTsvectorBytes(slot, page.tsv);
   }
 
   remove(pageId: number): void {

@@ -66,9 +66,6 @@ function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
-/** The SQL expression that reads a stored embedding as `decodeEmbeddings` takes it. */
-export const embeddingText = sql<string | null>`encode(embedding, 'base64')`;
-
 function documentValues(doc: NewDocument) {
   return {
     workspace_id: doc.workspaceId,

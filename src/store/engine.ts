@@ -10,12 +10,13 @@ import pg from 'pg';
 import { DEFAULT_EMBEDDED_CACHE_MB } from '../config.js';
 import type { EmbeddedDocument } from './embedded-batch.js';
 import type { Database } from './schema.js';
-import { toStoreError, translatingPool } from './errors.js';
+import { raisingStoreErrors, toStoreError, translatingPool } from './errors.js';
 import { migrationProvider } from './migrations/index.js';
 import { StoreDialect } from './introspection.js';
 import { lockDataDir } from './lock.js';
 import { unpackPages } from './page-batch.js';
-import type { PageReader } from './pages.js';
+import { copyPageReader } from './page-copy.js';
+import type { PageReader, PageSelection } from './pages.js';
 import { EngineThread, ThreadConnection } from './pglite-client.js';
 
 // int8 ids fit in a double; timestamps without zone are UTC wall times, kept as written.
@@ -54,11 +55,11 @@ export interface Store {
    */
   writeEmbedded: ((items: EmbeddedDocument[]) => Promise<number[] | null>) | null;
   /**
-   * Embedded engine: reads pages for the page index (a batch of a workspace's load, or the pages
-   * a catch-up adds) on the engine's thread, in binary (page-batch.ts). Null on the server
-   * engine, whose index reads through `db`.
+   * Reads pages for the page index (a batch of a workspace's load, or the pages a catch-up adds)
+   * in binary: on the embedded engine's thread (page-batch.ts), or through COPY on the server
+   * engine (page-copy.ts).
    */
-  readPages: PageReader | null;
+  readPages: PageReader;
   connections(): ConnectionUse;
   close(): Promise<void>;
 }
@@ -102,7 +103,7 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
     // Idle clients that lose their connection are discarded by the pool; nothing to do.
   });
   const db = new Kysely<Database>({ dialect: new StoreDialect({ pool: translatingPool(pool) }) });
-  return { db, engine: 'postgres', localWrites: null, writeEmbedded: null, readPages: null, connections: connectionUse(pool, max), close: () => db.destroy() };
+  return { db, engine: 'postgres', localWrites: null, writeEmbedded: null, readPages: raisingStoreErrors(copyPageReader(pool)), connections: connectionUse(pool, max), close: () => db.destroy() };
 }
 
 const PLAIN_SELECT = /^\s*select\b/i;
@@ -217,13 +218,7 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
           throw toStoreError(error);
         }
       },
-      readPages: async (selection) => {
-        try {
-          return unpackPages(await thread.readPages(selection));
-        } catch (error) {
-          throw toStoreError(error);
-        }
-      },
+      readPages: raisingStoreErrors(async (selection: PageSelection) => unpackPages(await thread.readPages(selection))),
       connections: connectionUse(pool, 1),
       close: async () => {
         try {

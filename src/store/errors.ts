@@ -53,6 +53,17 @@ export function toStoreError(error: unknown): unknown {
   return kind ? new StoreError(kind, typeof message === 'string' ? message : '', error) : error;
 }
 
+/** `read` with its failures raised as StoreErrors. */
+export function raisingStoreErrors<A extends unknown[], R>(read: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args) => {
+    try {
+      return await read(...args);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  };
+}
+
 /** The pool with the failures of its connections and statements raised as StoreErrors. */
 export function translatingPool(pool: PostgresPool): PostgresPool {
   return {

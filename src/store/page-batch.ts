@@ -1,8 +1,11 @@
 // Pages for the page index (a batch of a workspace's load, or the pages a catch-up adds), read
-// by the embedded engine's thread itself in the protocol's binary format: each embedding comes as its stored bytes, not as base64 text that
-// PostgreSQL encodes, the driver turns into an 8 KB string per page and the main thread decodes;
-// each tsvector in the form the keyword index reads without making a string of it. The thread
-// packs a batch into a few typed arrays that it hands over without copying.
+// in PostgreSQL's binary format: each embedding comes as its stored bytes, not as base64 text
+// that PostgreSQL encodes, the driver turns into an 8 KB string per page and the main thread
+// decodes; each tsvector in the form the keyword index reads without making a string of it;
+// each content as the UTF-8 the index's content file keeps. No string is made of any of them.
+// The embedded engine's thread runs the statements itself and packs a batch into a few typed
+// arrays that it hands over without copying; the server engine reads the same rows through
+// COPY (page-copy.ts) and packs them alike.
 import { serialize } from 'pg-protocol';
 import { errorOf } from './embedded-batch.js';
 import type { IndexedPage, PageSelection } from './pages.js';
@@ -15,6 +18,17 @@ const STATEMENTS = {
   folio_pages_by_id: `SELECT ${COLUMNS} FROM pages WHERE id = ANY($1::bigint[]) ORDER BY id`,
 };
 
+/**
+ * The statements as COPY to binary output, for the server engine (page-copy.ts), where
+ * node-postgres hands over COPY's data as bytes but decodes every field of a row as text. COPY
+ * takes no parameters: the selection comes as JSON in a session setting set just before.
+ */
+const SELECTION = `current_setting('folio.page_selection')::jsonb`;
+export const COPIES: Record<keyof typeof STATEMENTS, string> = {
+  folio_page_batch: `COPY (SELECT ${COLUMNS} FROM pages WHERE workspace_id = (${SELECTION}->>'workspaceId')::int AND id > (${SELECTION}->>'after')::bigint ORDER BY id LIMIT (${SELECTION}->>'limit')::int) TO STDOUT (FORMAT binary)`,
+  folio_pages_by_id: `COPY (SELECT ${COLUMNS} FROM pages WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text(${SELECTION}->'ids'))::bigint[]) ORDER BY id) TO STDOUT (FORMAT binary)`,
+};
+
 /** The name of the statement that reads `selection`. */
 export function statementOf(selection: PageSelection): keyof typeof STATEMENTS {
   return 'ids' in selection ? 'folio_pages_by_id' : 'folio_page_batch';
@@ -22,14 +36,13 @@ export function statementOf(selection: PageSelection): keyof typeof STATEMENTS {
 
 /**
  * A batch of pages as the thread hands it over: per page, its numbers, where its texts are in
- * the answer's bytes (decoded on the receiving side, so the thread makes no strings to copy
- * across), and where its vector is in one array of them all.
+ * the answer's bytes, and where its vector is in one array of them all.
  */
 export interface PackedPages {
   ids: Float64Array;
   documentIds: Float64Array;
   pageNumbers: Int32Array;
-  /** The answer as the thread received it: the contents are UTF-8 stretches of it, the tsvectors binary ones. */
+  /** The answer as it was received: the contents are UTF-8 stretches of it, the tsvectors binary ones. */
   text: Uint8Array;
   contentAt: Int32Array;
   contentEnd: Int32Array;
@@ -64,6 +77,94 @@ export function pageBatchMessages(selection: PageSelection, parsed: ReadonlySet<
   return new Uint8Array(Buffer.concat(messages));
 }
 
+/**
+ * Where each page's fields are in an answer's bytes, row by row, packed at the end. A row is
+ * six fields in COLUMNS' order, each its length (-1: null) and its bytes in binary format: the
+ * same in a DataRow message and in a tuple of COPY's binary format.
+ */
+class PageRows {
+  readonly #answer: Buffer;
+  readonly #ids: number[] = [];
+  readonly #documentIds: number[] = [];
+  readonly #pageNumbers: number[] = [];
+  // Where each page's texts and vector are in the answer (-1 for a null).
+  readonly #contentAt: number[] = [];
+  readonly #contentEnd: number[] = [];
+  readonly #tsvAt: number[] = [];
+  readonly #tsvEnd: number[] = [];
+  readonly #vectorFrom: number[] = [];
+  readonly #vectorTo: number[] = [];
+  #vectorBytes = 0;
+
+  constructor(answer: Buffer) {
+    this.#answer = answer;
+  }
+
+  /** Notes the row whose first field starts at `at`; returns where the row ends. */
+  add(at: number): number {
+    const answer = this.#answer;
+    let field = at;
+    const next = (): [number, number] => {
+      const length = answer.readInt32BE(field);
+      const start = field + 4;
+      field = start + Math.max(0, length);
+      return length < 0 ? [-1, -1] : [start, start + length];
+    };
+    this.#ids.push(Number(answer.readBigInt64BE(next()[0])));
+    this.#documentIds.push(Number(answer.readBigInt64BE(next()[0])));
+    this.#pageNumbers.push(answer.readInt32BE(next()[0]));
+    const [content, contentStop] = next();
+    const [vector, vectorStop] = next();
+    const [tsv, tsvStop] = next();
+    if ((vectorStop - vector) % 4 !== 0) throw new Error(`a stored embedding of ${vectorStop - vector} bytes is not float32`);
+    this.#vectorBytes += vectorStop - vector;
+    this.#contentAt.push(content);
+    this.#contentEnd.push(contentStop);
+    this.#vectorFrom.push(vector);
+    this.#vectorTo.push(vectorStop);
+    this.#tsvAt.push(tsv);
+    this.#tsvEnd.push(tsvStop);
+    return field;
+  }
+
+  /** The rows noted, with `bytes` (the answer) as their texts' buffer. */
+  pack(bytes: Uint8Array): PackedPages {
+    const count = this.#ids.length;
+    // Copied out to an aligned array; the stored form is little-endian float32, as this machine's typed arrays are.
+    const vectors = new Uint8Array(this.#vectorBytes);
+    const vectorAt = new Int32Array(count);
+    const vectorLength = new Int32Array(count);
+    let filled = 0;
+    for (let i = 0; i < count; i++) {
+      const from = this.#vectorFrom[i];
+      const to = this.#vectorTo[i];
+      vectorAt[i] = from < 0 ? -1 : filled / 4;
+      if (from < 0) continue;
+      vectors.set(this.#answer.subarray(from, to), filled);
+      vectorLength[i] = (to - from) / 4;
+      filled += to - from;
+    }
+    return {
+      ids: Float64Array.from(this.#ids),
+      documentIds: Float64Array.from(this.#documentIds),
+      pageNumbers: Int32Array.from(this.#pageNumbers),
+      text: bytes,
+      contentAt: Int32Array.from(this.#contentAt),
+      contentEnd: Int32Array.from(this.#contentEnd),
+      tsvAt: Int32Array.from(this.#tsvAt),
+      tsvEnd: Int32Array.from(this.#tsvEnd),
+      vectors: new Float32Array(vectors.buffer),
+      vectorAt,
+      vectorLength,
+    };
+  }
+}
+
+/** A Buffer over `bytes` (no copy), to read its numbers. */
+function bufferOf(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+}
+
 /** Reads the answer to `pageBatchMessages`: its rows packed, or PostgreSQL's error. */
 export function readPageBatch(blocks: readonly Uint8Array[]): PageBatchAnswer {
   // The answer in one buffer of its own (not a slice of Node's shared pool), since it is handed over.
@@ -76,74 +177,42 @@ export function readPageBatch(blocks: readonly Uint8Array[]): PageBatchAnswer {
       at += block.length;
     }
   }
-  const answer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  const ids: number[] = [];
-  const documentIds: number[] = [];
-  const pageNumbers: number[] = [];
-  // Where each page's texts and vector are in `answer` (-1 for a null).
-  const [contentAt, contentEnd, tsvAt, tsvEnd, vectorFrom, vectorTo]: number[][] = [[], [], [], [], [], []];
+  const answer = bufferOf(bytes);
+  const rows = new PageRows(answer);
   let parsed = false;
   let error: PageBatchAnswer['error'] = null;
-  let vectorBytes = 0;
   for (let at = 0; at + 5 <= answer.length; ) {
     const type = answer[at];
     const end = at + 1 + answer.readInt32BE(at + 1);
-    if (type === 0x31) {
-      parsed = true;
-    } else if (type === 0x44) {
-      // DataRow: a count of fields, then each as its length (-1: null) and its bytes.
-      let field = at + 7;
-      const next = (): [number, number] => {
-        const length = answer.readInt32BE(field);
-        const start = field + 4;
-        field = start + Math.max(0, length);
-        return length < 0 ? [-1, -1] : [start, start + length];
-      };
-      ids.push(Number(answer.readBigInt64BE(next()[0])));
-      documentIds.push(Number(answer.readBigInt64BE(next()[0])));
-      pageNumbers.push(answer.readInt32BE(next()[0]));
-      const [content, contentStop] = next();
-      const [vector, vectorStop] = next();
-      const [tsv, tsvStop] = next();
-      if ((vectorStop - vector) % 4 !== 0) throw new Error(`a stored embedding of ${vectorStop - vector} bytes is not float32`);
-      vectorBytes += vectorStop - vector;
-      contentAt.push(content);
-      contentEnd.push(contentStop);
-      vectorFrom.push(vector);
-      vectorTo.push(vectorStop);
-      tsvAt.push(tsv);
-      tsvEnd.push(tsvStop);
-    } else if (type === 0x45) {
-      error = errorOf(answer, at + 5, end);
-    }
+    if (type === 0x31) parsed = true;
+    // DataRow: a count of fields (two bytes), then the fields.
+    else if (type === 0x44) rows.add(at + 7);
+    else if (type === 0x45) error = errorOf(answer, at + 5, end);
     at = end;
   }
-  // Copied out to an aligned array; the stored form is little-endian float32, as this machine's typed arrays are.
-  const vectors = new Uint8Array(vectorBytes);
-  const vectorAt = new Int32Array(ids.length);
-  const vectorLength = new Int32Array(ids.length);
-  let filled = 0;
-  for (let i = 0; i < ids.length; i++) {
-    vectorAt[i] = vectorFrom[i] < 0 ? -1 : filled / 4;
-    if (vectorFrom[i] < 0) continue;
-    vectors.set(answer.subarray(vectorFrom[i], vectorTo[i]), filled);
-    vectorLength[i] = (vectorTo[i] - vectorFrom[i]) / 4;
-    filled += vectorTo[i] - vectorFrom[i];
+  return { parsed, pages: rows.pack(bytes), error };
+}
+
+/** The signature that opens COPY's binary format. */
+const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+
+/**
+ * Reads the output of a `COPY (SELECT COLUMNS ...) TO STDOUT (FORMAT binary)`: a header, then
+ * per row a count of fields (two bytes) and the fields as a DataRow has them, then -1.
+ */
+export function readPageCopy(bytes: Uint8Array): PackedPages {
+  const answer = bufferOf(bytes);
+  if (answer.length < 19 || !answer.subarray(0, COPY_SIGNATURE.length).equals(COPY_SIGNATURE)) {
+    throw new Error('not the output of COPY in binary format');
   }
-  const pages: PackedPages = {
-    ids: Float64Array.from(ids),
-    documentIds: Float64Array.from(documentIds),
-    pageNumbers: Int32Array.from(pageNumbers),
-    text: bytes,
-    contentAt: Int32Array.from(contentAt),
-    contentEnd: Int32Array.from(contentEnd),
-    tsvAt: Int32Array.from(tsvAt),
-    tsvEnd: Int32Array.from(tsvEnd),
-    vectors: new Float32Array(vectors.buffer),
-    vectorAt,
-    vectorLength,
-  };
-  return { parsed, pages, error };
+  const rows = new PageRows(answer);
+  // The header: the signature, 32 bits of flags, and an extension area after its length.
+  let at = 19 + answer.readInt32BE(15);
+  for (let fields = answer.readInt16BE(at); fields !== -1; fields = answer.readInt16BE(at)) {
+    if (fields !== 6) throw new Error(`a row of ${fields} fields where ${COLUMNS} are 6`);
+    at = rows.add(at + 2);
+  }
+  return rows.pack(bytes);
 }
 
 /** The buffers of a packed batch, handed over rather than copied. */
@@ -152,15 +221,22 @@ export function packedBuffers(pages: PackedPages): ArrayBuffer[] {
   return [...arrays, pages.vectors, pages.vectorAt, pages.vectorLength].map((a) => a.buffer as ArrayBuffer);
 }
 
-/** The pages of a packed batch; their embeddings and tsvectors are views of the batch's arrays. */
+/** A tsvector without lexemes, in binary: for a page whose tsvector is null. */
+const NO_LEXEMES = new Uint8Array(4);
+
+/** A view of `bytes` from `at` to `end`, empty where `at` is -1 (a null). */
+function field(bytes: Uint8Array, at: number, end: number): Uint8Array {
+  return at < 0 ? bytes.subarray(0, 0) : bytes.subarray(at, end);
+}
+
+/** The pages of a packed batch; their contents, embeddings and tsvectors are views of the batch's arrays. */
 export function unpackPages(pages: PackedPages): IndexedPage[] {
-  const text = Buffer.from(pages.text.buffer, pages.text.byteOffset, pages.text.byteLength);
   return Array.from(pages.ids, (id, i) => ({
     id,
     documentId: pages.documentIds[i],
     pageNumber: pages.pageNumbers[i],
-    content: text.toString('utf8', pages.contentAt[i], pages.contentEnd[i]),
+    content: field(pages.text, pages.contentAt[i], pages.contentEnd[i]),
     embedding: pages.vectorAt[i] < 0 ? null : pages.vectors.subarray(pages.vectorAt[i], pages.vectorAt[i] + pages.vectorLength[i]),
-    tsv: pages.tsvAt[i] < 0 ? '' : pages.text.subarray(pages.tsvAt[i], pages.tsvEnd[i]),
+    tsv: pages.tsvAt[i] < 0 ? NO_LEXEMES : pages.text.subarray(pages.tsvAt[i], pages.tsvEnd[i]),
   }));
 }

@@ -2,8 +2,6 @@
 // indexes (embedding and tsvector), a query's lexemes, and the contents of results.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import { embeddingText } from './documents.js';
-import { decodeEmbeddings } from './embedding-bytes.js';
 
 export interface PageChange {
   kind: 'insert' | 'delete';
@@ -25,18 +23,19 @@ export interface PageChanges extends ReadPosition {
   documentsChanged: boolean;
 }
 
+/**
+ * A page as the page index takes it, read in PostgreSQL's binary format (page-batch.ts): its
+ * content as UTF-8 bytes (the index writes them to its content file as they are), its tsvector
+ * as `tsvectorsend` writes it. Views of a batch's buffers.
+ */
 export interface IndexedPage {
   id: number;
   documentId: number;
   pageNumber: number;
-  content: string;
+  content: Uint8Array;
   /** Null for a page without text to embed. */
   embedding: Float32Array | null;
-  /**
-   * The page's tsvector in PostgreSQL's text form, or in its binary form where the embedded
-   * engine's thread read it (page-batch.ts).
-   */
-  tsv: string | Uint8Array;
+  tsv: Uint8Array;
 }
 
 /**
@@ -63,33 +62,13 @@ const LOAD_BATCH = 500;
 /** Which pages a reader reads: a workspace's `limit` pages after page `after`, or the pages of `ids`. */
 export type PageSelection = { workspaceId: number; after: number; limit: number } | { ids: readonly number[] };
 
-/** Reads the selected pages, in id order, as the store's engine best can. */
+/** Reads the selected pages, in id order (the store's `readPages`). */
 export type PageReader = (selection: PageSelection) => Promise<IndexedPage[]>;
 
-const indexedColumns = ['id', 'document_id', 'page_number', 'content', embeddingText.as('embedding'), sql<string>`tsv::text`.as('tsv')] as const;
-
-function toIndexedPages(rows: { id: number; document_id: number; page_number: number; content: string; embedding: string | null; tsv: string }[]): IndexedPage[] {
-  const embeddings = decodeEmbeddings(rows.map((r) => r.embedding));
-  return rows.map((r, i) => ({
-    id: r.id,
-    documentId: r.document_id,
-    pageNumber: r.page_number,
-    content: r.content,
-    embedding: embeddings[i],
-    tsv: r.tsv,
-  }));
-}
-
-/** The pages of `pageIds` that exist, in id order; through `readPages` where the engine has one. */
-export async function indexedPages(db: Kysely<Database>, pageIds: number[], readPages: PageReader | null = null): Promise<IndexedPage[]> {
+/** The pages of `pageIds` that exist, in id order. */
+export async function indexedPages(readPages: PageReader, pageIds: number[]): Promise<IndexedPage[]> {
   const out: IndexedPage[] = [];
-  for (let i = 0; i < pageIds.length; i += 1000) {
-    const ids = pageIds.slice(i, i + 1000);
-    const pages = readPages
-      ? await readPages({ ids })
-      : toIndexedPages(await db.selectFrom('pages').select(indexedColumns).where('id', 'in', ids).orderBy('id').execute());
-    out.push(...pages);
-  }
+  for (let i = 0; i < pageIds.length; i += 1000) out.push(...(await readPages({ ids: pageIds.slice(i, i + 1000) })));
   return out;
 }
 
@@ -105,19 +84,14 @@ export async function loadIndexedPages(
   db: Kysely<Database>,
   workspaceId: number,
   onBatch: (count: number, batch: IndexedPage[]) => void,
-  readPages: PageReader | null = null,
+  readPages: PageReader,
 ): Promise<ReadPosition> {
   const snap = await sql<{ snapshot: string; xmin: string; count: string }>`
     SELECT pg_current_snapshot()::text AS snapshot, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
       (SELECT count(*) FROM pages WHERE workspace_id = ${workspaceId} AND embedding IS NOT NULL)::text AS count
   `.execute(db);
   const { snapshot, xmin, count } = snap.rows[0];
-  const batchAfter = async (after: number): Promise<IndexedPage[]> =>
-    readPages
-      ? readPages({ workspaceId, after, limit: LOAD_BATCH })
-      : toIndexedPages(
-          await db.selectFrom('pages').select(indexedColumns).where('workspace_id', '=', workspaceId).where('id', '>', after).orderBy('id').limit(LOAD_BATCH).execute(),
-        );
+  const batchAfter = (after: number): Promise<IndexedPage[]> => readPages({ workspaceId, after, limit: LOAD_BATCH });
   // The next batch is asked for before this one is indexed: the database reads it (on the
   // embedded engine's thread, or the server) while this thread indexes, not after.
   let next = batchAfter(0);

@@ -1,14 +1,15 @@
-// The embedded engine reads the page index's pages (a load's batches, a catch-up's pages) on
-// its own thread, in the protocol's binary format (page-batch.ts): the pages must be exactly
-// those the SQL text path reads, and a read must never run inside a transaction another
-// caller has open on the one session.
+// The page index reads its pages (a load's batches, a catch-up's pages) in PostgreSQL's binary
+// format: on the embedded engine's thread (page-batch.ts), through COPY on the server engine
+// (page-copy.ts). The pages must be exactly what the store holds, byte for byte, and a read must
+// never see what a transaction open beside it has not committed.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
 import { normalizeVector } from '../../src/search/vectors.js';
 import { insertDocument, insertPages, type NewPage } from '../../src/store/documents.js';
-import { indexedPages } from '../../src/store/pages.js';
-import { openTestStore, type TestStore } from '../helpers/stores.js';
+import { readPageCopy } from '../../src/store/page-batch.js';
+import { indexedPages, type IndexedPage } from '../../src/store/pages.js';
+import { ENGINES, openTestStore, type TestStore } from '../helpers/stores.js';
 
 const CONTENTS = [
   'Plain words about a wing and its lift.',
@@ -18,7 +19,7 @@ const CONTENTS = [
   'The fifth page, after the one without an embedding.',
 ];
 
-describe("the page index's pages read on the embedded engine's thread", () => {
+describe.each(ENGINES)("the page index's pages read in binary on %s", (engine) => {
   let store: TestStore;
   let workspaceId: number;
   let otherWorkspace: number;
@@ -35,7 +36,7 @@ describe("the page index's pages read on the embedded engine's thread", () => {
   }
 
   beforeAll(async () => {
-    store = await openTestStore('pglite');
+    store = await openTestStore(engine);
     workspaceId = (await store.db.insertInto('workspaces').values({ name: 'batch' }).returning('id').executeTakeFirstOrThrow()).id;
     otherWorkspace = (await store.db.insertInto('workspaces').values({ name: 'other' }).returning('id').executeTakeFirstOrThrow()).id;
     for (const [i, content] of CONTENTS.entries()) {
@@ -48,31 +49,48 @@ describe("the page index's pages read on the embedded engine's thread", () => {
     await store?.close();
   });
 
-  it('gives the pages the SQL text path gives, embeddings to the bit, tsvectors in binary', async () => {
-    const read = await store.readPages!({ workspaceId, after: 0, limit: 500 });
-    const binary = await sql<{ tsv: Buffer }>`SELECT tsvectorsend(tsv) AS tsv FROM pages WHERE id = ANY(${pageIds}) ORDER BY id`.execute(store.db);
-    const text = await indexedPages(store.db, pageIds);
-    expect(read.map((p) => ({ ...p, tsv: Buffer.from(p.tsv as Uint8Array) }))).toEqual(text.map((p, i) => ({ ...p, tsv: binary.rows[i].tsv })));
-    expect(read.map((p) => p.content)).toEqual(CONTENTS);
-    expect(read[3].embedding).toBeNull();
-    expect(read[1].embedding).toHaveLength(1536);
-    expect(Buffer.from(read[2].tsv as Uint8Array).toString('latin1')).toContain('brien\0');
+  /** The pages of `ids` as SQL reads them, bytes as Buffers, in id order. */
+  async function storedPages(ids: number[]) {
+    const rows = await sql<{ id: number; document_id: number; page_number: number; content: Buffer; embedding: Buffer | null; tsv: Buffer }>`
+      SELECT id, document_id, page_number, convert_to(content, 'UTF8') AS content, embedding, tsvectorsend(tsv) AS tsv
+      FROM pages WHERE id = ANY(${ids}) ORDER BY id
+    `.execute(store.db);
+    return rows.rows.map((r) => ({ id: Number(r.id), documentId: Number(r.document_id), pageNumber: r.page_number, content: r.content, embedding: r.embedding, tsv: r.tsv }));
+  }
+
+  /** A page read in binary with its byte views as Buffers, to compare with `storedPages`. */
+  const asStored = (p: IndexedPage) => ({
+    ...p,
+    content: Buffer.from(p.content),
+    embedding: p.embedding && Buffer.from(p.embedding.buffer, p.embedding.byteOffset, p.embedding.byteLength),
+    tsv: Buffer.from(p.tsv),
   });
 
-  it('reads pages by id, in id order, as the SQL text path reads them', async () => {
+  it('gives the pages the store holds: contents, embeddings and tsvectors byte for byte', async () => {
+    const read = await store.readPages({ workspaceId, after: 0, limit: 500 });
+    expect(read.map(asStored)).toEqual(await storedPages(pageIds));
+    expect(read.map((p) => Buffer.from(p.content).toString('utf8'))).toEqual(CONTENTS);
+    expect(read[3].embedding).toBeNull();
+    expect(read[1].embedding).toEqual(normalizeVector(hashEmbed(CONTENTS[1])));
+    expect(Buffer.from(read[2].tsv).toString('latin1')).toContain('brien\0');
+  });
+
+  it('reads pages by id, in id order, 1,000 to a statement', async () => {
     const ids = [pageIds[4], pageIds[0], 999_999, pageIds[3]];
-    const read = await store.readPages!({ ids });
+    const read = await store.readPages({ ids });
     expect(read.map((p) => p.id)).toEqual([pageIds[0], pageIds[3], pageIds[4]]);
-    expect(read.map(({ tsv: _, ...p }) => p)).toEqual((await indexedPages(store.db, ids)).map(({ tsv: _, ...p }) => p));
-    expect(await store.readPages!({ ids: [] })).toEqual([]);
+    expect(read.map(asStored)).toEqual(await storedPages(ids));
+    expect(await store.readPages({ ids: [] })).toEqual([]);
+    const many = [...Array.from({ length: 2500 }, (_, i) => 1_000_000 + i), ...pageIds];
+    expect((await indexedPages(store.readPages, many)).map((p) => p.id)).toEqual(pageIds);
   });
 
   it('reads from after a page, at most as many as asked', async () => {
-    expect((await store.readPages!({ workspaceId, after: pageIds[1], limit: 2 })).map((p) => p.id)).toEqual(pageIds.slice(2, 4));
-    expect(await store.readPages!({ workspaceId, after: pageIds[4], limit: 500 })).toEqual([]);
+    expect((await store.readPages({ workspaceId, after: pageIds[1], limit: 2 })).map((p) => p.id)).toEqual(pageIds.slice(2, 4));
+    expect(await store.readPages({ workspaceId, after: pageIds[4], limit: 500 })).toEqual([]);
   });
 
-  it('waits for a transaction open on the session, and never sees what it rolls back', async () => {
+  it('never sees what a transaction open beside it rolls back (on the embedded engine, waits for it)', async () => {
     let read: Promise<{ id: number }[]> | null = null;
     await expect(
       store.db.transaction().execute(async (trx) => {
@@ -80,7 +98,7 @@ describe("the page index's pages read on the embedded engine's thread", () => {
           workspaceId, externalId: null, filePath: 'p', fileUrl: null, metadata: {}, source: 'test', taskIdentifier: null,
         });
         await insertPages(trx, workspaceId, doc.id, [{ pageNumber: 1, content: 'rolled back', embedding: null, embeddingModel: null, paragraphs: [] }]);
-        read = store.readPages!({ workspaceId, after: 0, limit: 500 });
+        read = store.readPages({ workspaceId, after: 0, limit: 500 });
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
@@ -88,7 +106,23 @@ describe("the page index's pages read on the embedded engine's thread", () => {
   });
 
   it('reports a failure of its statement as a store error', async () => {
-    await expect(store.readPages!({ workspaceId, after: 0, limit: -1 })).rejects.toMatchObject({ code: expect.any(String) });
-    expect(await store.readPages!({ workspaceId, after: 0, limit: 1 })).toHaveLength(1);
+    await expect(store.readPages({ workspaceId, after: 0, limit: -1 })).rejects.toMatchObject({ code: expect.any(String) });
+    expect(await store.readPages({ workspaceId, after: 0, limit: 1 })).toHaveLength(1);
+  });
+});
+
+describe('readPageCopy', () => {
+  const header = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
+  const trailer = Buffer.from([0xff, 0xff]);
+
+  it('reads an output without rows', () => {
+    expect(readPageCopy(Buffer.concat([header, trailer])).ids).toHaveLength(0);
+  });
+
+  it('refuses what is not COPY binary output, a truncated output, and rows of other columns', () => {
+    expect(() => readPageCopy(Buffer.from('1\t2\tcontent\n'))).toThrow(/not the output of COPY/);
+    expect(() => readPageCopy(header)).toThrow(RangeError);
+    const twoFields = Buffer.from([0, 2, 0, 0, 0, 1, 7, 0xff, 0xff, 0xff, 0xff]);
+    expect(() => readPageCopy(Buffer.concat([header, twoFields, trailer]))).toThrow(/a row of 2 fields/);
   });
 });

@@ -13,13 +13,15 @@ const unit = () => {
   v[0] = 1;
   return v;
 };
+/** The binary tsvector of 'wing':1, as tsvectorsend writes it. */
+const WING = Uint8Array.from([0, 0, 0, 1, ...Buffer.from('wing'), 0, 0, 1, 0, 1]);
 const page = (id: number, documentId: number, embedded = true, content = `page ${id}`) => ({
   id,
   documentId,
   pageNumber: id % 7,
-  content,
+  content: Buffer.from(content),
   embedding: embedded ? unit() : null,
-  tsv: "'wing':1",
+  tsv: WING,
 });
 /** The page ids behind rows. */
 const pagesAt = (ws: WorkspacePages, rows: Int32Array) => [...rows].map((row) => ws.slotPage[ws.rowSlot[row]]).sort((a, b) => a - b);

@@ -1,0 +1,95 @@
+// The server engine's reads of pages for the page index, in binary through COPY: node-postgres
+// decodes every field of a row as text (an embedding as 8 KB of base64, a tsvector as its text
+// form), but hands over COPY's data as bytes.
+import type pg from 'pg';
+import { COPIES, readPageCopy, statementOf, unpackPages } from './page-batch.js';
+import type { PageReader } from './pages.js';
+
+/** The first buffer of a read is sized from the last read's output, up to this. */
+const LARGEST_FIRST_BLOCK = 32 * 1024 * 1024;
+const FIRST_BLOCK = 64 * 1024;
+
+/** What node-postgres's connection offers a query it runs (the parts used here). */
+interface Connection {
+  query(text: string): void;
+  sendCopyFail(message: string): void;
+}
+
+/**
+ * A `COPY ... TO STDOUT` run through node-postgres as a custom query (the driver calls these
+ * handlers; pg-cursor is built the same way), its data gathered into one buffer as it comes:
+ * the driver's chunks are views of its read buffer, which it reuses.
+ */
+class CopyOut {
+  readonly done: Promise<Uint8Array>;
+  #block: Uint8Array;
+  #used = 0;
+  #settle!: (error: Error | null) => void;
+
+  constructor(
+    readonly text: string,
+    expected: number,
+  ) {
+    this.#block = new Uint8Array(expected);
+    this.done = new Promise((resolve, reject) => {
+      this.#settle = (error) => (error ? reject(error) : resolve(this.#block.subarray(0, this.#used)));
+    });
+  }
+
+  submit(connection: Connection): void {
+    connection.query(this.text);
+  }
+
+  handleCopyData(message: { chunk: Uint8Array }): void {
+    const { chunk } = message;
+    if (this.#used + chunk.length > this.#block.length) {
+      const grown = new Uint8Array(Math.max(this.#block.length * 2, this.#used + chunk.length));
+      grown.set(this.#block.subarray(0, this.#used));
+      this.#block = grown;
+    }
+    this.#block.set(chunk, this.#used);
+    this.#used += chunk.length;
+  }
+
+  /** Settles at once: a server's error comes before a ReadyForQuery, a lost connection's with none to follow. */
+  handleError(error: Error): void {
+    this.#settle(error);
+  }
+
+  handleReadyForQuery(): void {
+    this.#settle(null);
+  }
+
+  handleCopyInResponse(connection: Connection): void {
+    connection.sendCopyFail('a COPY to the server was not asked for');
+  }
+
+  handleRowDescription(): void {}
+  handleDataRow(): void {}
+  handleCommandComplete(): void {}
+  handleEmptyQuery(): void {}
+  handlePortalSuspended(): void {}
+}
+
+/** Reads the selected pages from the server through COPY's binary format, on a connection of `pool`. */
+export function copyPageReader(pool: pg.Pool): PageReader {
+  let lastRead = FIRST_BLOCK;
+  return async (selection) => {
+    const client = await pool.connect();
+    let failure: Error | undefined;
+    try {
+      await client.query(`SELECT set_config('folio.page_selection', $1, false)`, [JSON.stringify(selection)]);
+      const copy = new CopyOut(COPIES[statementOf(selection)], Math.min(LARGEST_FIRST_BLOCK, Math.ceil(lastRead * 1.25)));
+      void client.query(copy as unknown as pg.Submittable);
+      const bytes = await copy.done;
+      lastRead = Math.max(FIRST_BLOCK, bytes.length);
+      return unpackPages(readPageCopy(bytes));
+    } catch (error) {
+      failure = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      // A connection whose read failed is not trusted again: its state is not known.
+      client.release(failure);
+    }
+  };
+}
