@@ -15,7 +15,7 @@ import { migrationProvider } from './migrations/index.js';
 import { StoreDialect } from './introspection.js';
 import { lockDataDir } from './lock.js';
 import { unpackPages } from './page-batch.js';
-import { copyPageReader } from './page-copy.js';
+import { CopyThread } from './page-copy-client.js';
 import type { PageReader, PageSelection } from './pages.js';
 import { EngineThread, ThreadConnection } from './pglite-client.js';
 
@@ -56,8 +56,8 @@ export interface Store {
   writeEmbedded: ((items: EmbeddedDocument[]) => Promise<number[] | null>) | null;
   /**
    * Reads pages for the page index (a batch of a workspace's load, or the pages a catch-up adds)
-   * in binary: on the embedded engine's thread (page-batch.ts), or through COPY on the server
-   * engine (page-copy.ts).
+   * in binary: on the embedded engine's thread (page-batch.ts), or through COPY on a thread and
+   * connection of the server engine's own (page-copy.ts).
    */
   readPages: PageReader;
   connections(): ConnectionUse;
@@ -99,11 +99,26 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
   pool.on('connect', (client) => {
     void client.query(settings.join('; ')).catch(() => undefined);
   });
+  const pageReads = new CopyThread({ connectionString: options.databaseUrl!, settings: settings.join('; ') });
   pool.on('error', () => {
     // Idle clients that lose their connection are discarded by the pool; nothing to do.
   });
   const db = new Kysely<Database>({ dialect: new StoreDialect({ pool: translatingPool(pool) }) });
-  return { db, engine: 'postgres', localWrites: null, writeEmbedded: null, readPages: raisingStoreErrors(copyPageReader(pool)), connections: connectionUse(pool, max), close: () => db.destroy() };
+  return {
+    db,
+    engine: 'postgres',
+    localWrites: null,
+    writeEmbedded: null,
+    readPages: raisingStoreErrors((selection: PageSelection) => pageReads.readPages(selection)),
+    connections: connectionUse(pool, max),
+    close: async () => {
+      try {
+        await pageReads.close();
+      } finally {
+        await db.destroy();
+      }
+    },
+  };
 }
 
 const PLAIN_SELECT = /^\s*select\b/i;

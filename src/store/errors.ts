@@ -53,6 +53,15 @@ export function toStoreError(error: unknown): unknown {
   return kind ? new StoreError(kind, typeof message === 'string' ? message : '', error) : error;
 }
 
+/**
+ * A failure of one of the store's threads itself, not of a statement: given PostgreSQL's code
+ * for a failed connection, it is reported as the database being unreachable (503), as a lost
+ * server is.
+ */
+export function threadFailure(message: string, cause?: unknown): Error {
+  return Object.assign(new Error(message, { cause }), { code: '08006' });
+}
+
 /** `read` with its failures raised as StoreErrors. */
 export function raisingStoreErrors<A extends unknown[], R>(read: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
   return async (...args) => {

@@ -1,9 +1,24 @@
 // The server engine's reads of pages for the page index, in binary through COPY: node-postgres
 // decodes every field of a row as text (an embedding as 8 KB of base64, a tsvector as its text
-// form), but hands over COPY's data as bytes.
+// form), but hands over COPY's data as bytes. They run on a thread of their own
+// (page-copy-thread.ts), which the main thread talks to through page-copy-client.ts.
 import type pg from 'pg';
-import { COPIES, readPageCopy, statementOf, unpackPages } from './page-batch.js';
-import type { PageReader } from './pages.js';
+import { COPIES, readPageCopy, statementOf, type PackedPages } from './page-batch.js';
+import type { PageSelection } from './pages.js';
+
+export interface CopyThreadStart {
+  connectionString: string;
+  /** Statements run on the thread's connection when it opens (the store's session settings). */
+  settings: string;
+}
+
+export type CopyThreadRequest = { type: 'pages'; id: number; selection: PageSelection } | { type: 'close' };
+
+export type CopyThreadReply =
+  | { type: 'pages'; id: number; pages: PackedPages }
+  /** `code`: PostgreSQL's, when a statement failed. */
+  | { type: 'error'; id: number; error: { message: string; code?: string } }
+  | { type: 'closed' };
 
 /** The first buffer of a read is sized from the last read's output, up to this. */
 const LARGEST_FIRST_BLOCK = 32 * 1024 * 1024;
@@ -71,8 +86,8 @@ class CopyOut {
   handlePortalSuspended(): void {}
 }
 
-/** Reads the selected pages from the server through COPY's binary format, on a connection of `pool`. */
-export function copyPageReader(pool: pg.Pool): PageReader {
+/** Reads the selected pages through COPY's binary format on a connection of `pool`, packed. */
+export function copyPageReader(pool: pg.Pool): (selection: PageSelection) => Promise<PackedPages> {
   let lastRead = FIRST_BLOCK;
   return async (selection) => {
     const client = await pool.connect();
@@ -83,7 +98,7 @@ export function copyPageReader(pool: pg.Pool): PageReader {
       void client.query(copy as unknown as pg.Submittable);
       const bytes = await copy.done;
       lastRead = Math.max(FIRST_BLOCK, bytes.length);
-      return unpackPages(readPageCopy(bytes));
+      return readPageCopy(bytes);
     } catch (error) {
       failure = error instanceof Error ? error : new Error(String(error));
       throw error;

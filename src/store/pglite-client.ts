@@ -6,18 +6,11 @@ import { EventEmitter } from 'node:events';
 import type { Worker } from 'node:worker_threads';
 import { parse, serialize } from 'pg-protocol';
 import type { EmbeddedDocument } from './embedded-batch.js';
+import { threadFailure } from './errors.js';
 import type { PackedPages } from './page-batch.js';
 import type { PageSelection } from './pages.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 import { startWorker } from '../worker-entry.js';
-
-/**
- * A failure of the thread itself, not of a statement: given PostgreSQL's code for a failed
- * connection, it is reported as the database being unreachable (503), as a lost server is.
- */
-function threadFailure(message: string, cause?: unknown): Error {
-  return Object.assign(new Error(message, { cause }), { code: '08006' });
-}
 
 /** A request's callbacks: protocol bytes answer blocks, embedded writes ids (or null), a page read its pages. */
 interface Waiting {

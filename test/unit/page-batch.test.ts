@@ -8,6 +8,7 @@ import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
 import { normalizeVector } from '../../src/search/vectors.js';
 import { insertDocument, insertPages, type NewPage } from '../../src/store/documents.js';
 import { readPageCopy } from '../../src/store/page-batch.js';
+import { CopyThread } from '../../src/store/page-copy-client.js';
 import { indexedPages, type IndexedPage } from '../../src/store/pages.js';
 import { ENGINES, openTestStore, type TestStore } from '../helpers/stores.js';
 
@@ -124,5 +125,25 @@ describe('readPageCopy', () => {
     expect(() => readPageCopy(header)).toThrow(RangeError);
     const twoFields = Buffer.from([0, 2, 0, 0, 0, 1, 7, 0xff, 0xff, 0xff, 0xff]);
     expect(() => readPageCopy(Buffer.concat([header, twoFields, trailer]))).toThrow(/a row of 2 fields/);
+  });
+});
+
+describe.runIf(ENGINES.includes('postgres'))("the server engine's page-read thread", () => {
+  it('ends with the store: a read after close fails as on a lost connection', async () => {
+    const store = await openTestStore('postgres');
+    const workspaceId = (await store.db.insertInto('workspaces').values({ name: 'closing' }).returning('id').executeTakeFirstOrThrow()).id;
+    expect(await store.readPages({ workspaceId, after: 0, limit: 10 })).toEqual([]);
+    await store.close();
+    await expect(store.readPages({ workspaceId, after: 0, limit: 10 })).rejects.toMatchObject({ kind: 'connection_failed' });
+  });
+
+  it('reports a server it cannot reach at every read, with no read left waiting', async () => {
+    const thread = new CopyThread({ connectionString: 'postgres://postgres@127.0.0.1:1/test', settings: 'SELECT 1' });
+    try {
+      await expect(thread.readPages({ ids: [1] })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      await expect(thread.readPages({ ids: [2] })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    } finally {
+      await thread.close();
+    }
   });
 });

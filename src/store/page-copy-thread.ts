@@ -1,0 +1,38 @@
+// The server engine's thread for the page index's reads (page-copy.ts): it holds a connection of
+// its own, runs each read's COPY and packs the rows, and hands the packed arrays over without
+// copying. The main thread meanwhile indexes the batch before, instead of reading the
+// answer's bytes itself and waiting on a round trip between batches.
+import { parentPort, workerData } from 'node:worker_threads';
+import pg from 'pg';
+import { packedBuffers } from './page-batch.js';
+import { copyPageReader, type CopyThreadReply, type CopyThreadRequest, type CopyThreadStart } from './page-copy.js';
+
+const start = workerData as CopyThreadStart;
+const port = parentPort!;
+
+function reply(message: CopyThreadReply, transfer: ArrayBuffer[] = []): void {
+  port.postMessage(message, transfer);
+}
+
+const pool = new pg.Pool({ connectionString: start.connectionString, max: 1 });
+pool.on('connect', (client) => {
+  void client.query(start.settings).catch(() => undefined);
+});
+pool.on('error', () => {
+  // An idle connection that is lost is discarded by the pool; the next read opens another.
+});
+const read = copyPageReader(pool);
+
+port.on('message', (request: CopyThreadRequest) => {
+  if (request.type === 'close') {
+    void pool.end().finally(() => reply({ type: 'closed' }));
+    return;
+  }
+  read(request.selection).then(
+    (pages) => reply({ type: 'pages', id: request.id, pages }, packedBuffers(pages)),
+    (error: unknown) => {
+      const { message, code } = error as { message?: unknown; code?: unknown };
+      reply({ type: 'error', id: request.id, error: { message: String(message ?? error), ...(typeof code === 'string' && { code }) } });
+    },
+  );
+});
