@@ -345,6 +345,7 @@ export class PageIndex {
       ws.close();
       throw error;
     }
+    ws.keyword.trim();
     this.loaded.add(ws);
     collectAfterLoad(ws.matrix.rows);
     return ws;

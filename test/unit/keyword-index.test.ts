@@ -218,6 +218,48 @@ describe('KeywordIndex', () => {
     after.slots.forEach((s, i) => expect(after.ranks[i]).toBe(old.get(s)));
     index.add(next, page('fox dog'));
     expect(index.rankOf(query, next)).toBeCloseTo(referenceRank(query, page('fox dog')), 12);
+    // A lexeme new after compaction takes an id a dropped one had, and none of its postings.
+    expect(Array.from(index.rank([{ lexeme: 'dog', weight: 1 }], null).slots)).toEqual([next]);
     expect(() => index.add(next - 1, page('fox'))).toThrow(/out of order/);
+  });
+
+  it('keeps every posting through lists moving, the arena packed and trimmed, and compaction', () => {
+    // Lists of every length grow past many moves and packs; a trim midway, appends after it.
+    let seed = 7;
+    const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const pages = Array.from({ length: 6000 }, (_, slot) =>
+      page(`every:${1 + random(4)} w${slot % 50}:${1 + random(3)} r${random(3000)} own${slot}`),
+    );
+    const index = new KeywordIndex();
+    let trimmed = 0;
+    pages.forEach((p, slot) => {
+      index.add(slot, p);
+      if (slot === 3000) {
+        const before = index.byteLength();
+        index.trim();
+        trimmed = before - index.byteLength();
+      }
+    });
+    expect(trimmed).toBeGreaterThan(0);
+    const expectRanks = (live: number[], slotOf: (i: number) => number) => {
+      for (const lexeme of ['every', 'w0', 'w49', 'r17', 'r2999', 'own0', 'own2999', 'own5999']) {
+        const q = [{ lexeme, weight: 1 }];
+        const hits = index.rank(q, null);
+        const got = new Map(Array.from(hits.slots, (s, i) => [s, hits.ranks[i]]));
+        const want = live.filter((i) => pages[i].some((t) => t.lexeme === lexeme));
+        expect([...got.keys()].sort((a, b) => a - b)).toEqual(want.map(slotOf));
+        for (const i of want) expect(got.get(slotOf(i))).toBeCloseTo(referenceRank(q, pages[i]), 12);
+      }
+    };
+    const all = pages.map((_, i) => i);
+    expectRanks(all, (i) => i);
+    expect(index.postings).toBe(pages.length * 4);
+
+    for (let slot = 0; slot < 6000; slot += 2) index.remove(slot);
+    const remap = new Int32Array(6000).fill(-1);
+    all.filter((i) => i % 2 === 1).forEach((i, k) => (remap[i] = k));
+    index.compact(remap, 3000);
+    expect(index.postings).toBe(3000 * 4);
+    expectRanks(all.filter((i) => i % 2 === 1), (i) => remap[i]);
   });
 });
