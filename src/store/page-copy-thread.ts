@@ -22,17 +22,23 @@ pool.on('error', () => {
   // An idle connection that is lost is discarded by the pool; the next read opens another.
 });
 const read = copyPageReader(pool);
+/** Reads asked for and not yet answered: a close waits for them. */
+const reading = new Set<Promise<void>>();
 
 port.on('message', (request: CopyThreadRequest) => {
   if (request.type === 'close') {
-    void pool.end().finally(() => reply({ type: 'closed' }));
+    void Promise.all(reading)
+      .then(() => pool.end())
+      .finally(() => reply({ type: 'closed' }));
     return;
   }
-  read(request.selection).then(
+  const answered = read(request.selection).then(
     (pages) => reply({ type: 'pages', id: request.id, pages }, packedBuffers(pages)),
     (error: unknown) => {
       const { message, code } = error as { message?: unknown; code?: unknown };
       reply({ type: 'error', id: request.id, error: { message: String(message ?? error), ...(typeof code === 'string' && { code }) } });
     },
   );
+  reading.add(answered);
+  void answered.finally(() => reading.delete(answered));
 });

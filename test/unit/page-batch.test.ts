@@ -129,11 +129,13 @@ describe('readPageCopy', () => {
 });
 
 describe.runIf(ENGINES.includes('postgres'))("the server engine's page-read thread", () => {
-  it('ends with the store: a read after close fails as on a lost connection', async () => {
+  it('ends with the store, after the reads asked before: a read after close fails as on a lost connection', async () => {
     const store = await openTestStore('postgres');
     const workspaceId = (await store.db.insertInto('workspaces').values({ name: 'closing' }).returning('id').executeTakeFirstOrThrow()).id;
     expect(await store.readPages({ workspaceId, after: 0, limit: 10 })).toEqual([]);
+    const asked = store.readPages({ ids: [1, 2, 3] });
     await store.close();
+    expect(await asked).toEqual([]);
     await expect(store.readPages({ workspaceId, after: 0, limit: 10 })).rejects.toMatchObject({ kind: 'connection_failed' });
   });
 
