@@ -133,9 +133,10 @@ describe.runIf(ENGINES.includes('postgres'))("the server engine's page-read thre
     const store = await openTestStore('postgres');
     const workspaceId = (await store.db.insertInto('workspaces').values({ name: 'closing' }).returning('id').executeTakeFirstOrThrow()).id;
     expect(await store.readPages({ workspaceId, after: 0, limit: 10 })).toEqual([]);
-    const asked = store.readPages({ ids: [1, 2, 3] });
+    // The second waits for the thread's one connection while the close arrives.
+    const asked = [store.readPages({ ids: [1, 2, 3] }), store.readPages({ workspaceId, after: 0, limit: 10 })];
     await store.close();
-    expect(await asked).toEqual([]);
+    expect(await Promise.all(asked)).toEqual([[], []]);
     await expect(store.readPages({ workspaceId, after: 0, limit: 10 })).rejects.toMatchObject({ kind: 'connection_failed' });
   });
 
