@@ -10,7 +10,7 @@ import { insertDocument, insertPages, type NewPage } from '../../src/store/docum
 import { readPageCopy } from '../../src/store/page-batch.js';
 import { CopyThread } from '../../src/store/page-copy-client.js';
 import { indexedPages, type IndexedPage } from '../../src/store/pages.js';
-import { ENGINES, openTestStore, type TestStore } from '../helpers/stores.js';
+import { ENGINES, openTestStore, POSTGRES_URL, type TestStore } from '../helpers/stores.js';
 
 const CONTENTS = [
   'Plain words about a wing and its lift.',
@@ -138,6 +138,24 @@ describe.runIf(ENGINES.includes('postgres'))("the server engine's page-read thre
     await store.close();
     expect(await Promise.all(asked)).toEqual([[], []]);
     await expect(store.readPages({ workspaceId, after: 0, limit: 10 })).rejects.toMatchObject({ kind: 'connection_failed' });
+  });
+
+  it('reads on a new connection after the server ends the one it had', async () => {
+    const store = await openTestStore('postgres');
+    const name = `folio_copy_${store.schema}`;
+    const thread = new CopyThread({ connectionString: `${POSTGRES_URL}?application_name=${name}`, settings: `SET search_path TO ${store.schema}` });
+    try {
+      const workspaceId = (await store.db.insertInto('workspaces').values({ name: 'ended' }).returning('id').executeTakeFirstOrThrow()).id;
+      expect(await thread.readPages({ workspaceId, after: 0, limit: 10 })).toEqual([]);
+      const ended = await sql<{ n: number }>`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = ${name}`.execute(store.db);
+      expect(ended.rows[0].n).toBe(1);
+      // The next read may still meet the ended connection (and fail); none waits for ever, and then reads go on.
+      await thread.readPages({ workspaceId, after: 0, limit: 10 }).catch((error: unknown) => expect(error).toBeInstanceOf(Error));
+      expect(await thread.readPages({ workspaceId, after: 0, limit: 10 })).toEqual([]);
+    } finally {
+      await thread.close();
+      await store.close();
+    }
   });
 
   it('reports a server it cannot reach at every read, with no read left waiting', async () => {
