@@ -10,12 +10,13 @@ import pg from 'pg';
 import { DEFAULT_EMBEDDED_CACHE_MB } from '../config.js';
 import type { EmbeddedDocument } from './embedded-batch.js';
 import type { Database } from './schema.js';
-import { raisingStoreErrors, toStoreError, translatingPool } from './errors.js';
+import { raisingStoreErrors, translatingPool } from './errors.js';
 import { migrationProvider } from './migrations/index.js';
 import { StoreDialect } from './introspection.js';
 import { lockDataDir } from './lock.js';
 import { unpackPages } from './page-batch.js';
 import { CopyThread } from './page-copy-client.js';
+import { serverPool } from './server-pool.js';
 import type { PageReader, PageSelection } from './pages.js';
 import { EngineThread, ThreadConnection } from './pglite-client.js';
 
@@ -91,18 +92,13 @@ export interface StoreOptions {
 
 async function openPostgres(options: StoreOptions): Promise<Store> {
   const max = options.poolSize ?? 10;
-  const pool = new pg.Pool({ connectionString: options.databaseUrl!, max });
   // Session settings on each new connection (not through the URL's `options`, which a
   // DATABASE_URL may set itself): a runaway query must not hold a connection forever.
-  const settings = ['SET statement_timeout = 30000'];
-  if (options.schema) settings.push(`SET search_path TO ${pg.escapeIdentifier(options.schema)}`);
-  pool.on('connect', (client) => {
-    void client.query(settings.join('; ')).catch(() => undefined);
-  });
-  const pageReads = new CopyThread({ connectionString: options.databaseUrl!, settings: settings.join('; ') });
-  pool.on('error', () => {
-    // Idle clients that lose their connection are discarded by the pool; nothing to do.
-  });
+  const statements = ['SET statement_timeout = 30000'];
+  if (options.schema) statements.push(`SET search_path TO ${pg.escapeIdentifier(options.schema)}`);
+  const settings = statements.join('; ');
+  const pool = serverPool(options.databaseUrl!, max, settings);
+  const pageReads = new CopyThread({ connectionString: options.databaseUrl!, settings });
   const db = new Kysely<Database>({ dialect: new StoreDialect({ pool: translatingPool(pool) }) });
   return {
     db,
@@ -223,16 +219,12 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
       db,
       engine: 'pglite',
       localWrites,
-      writeEmbedded: async (items) => {
-        try {
-          const ids = await thread.writeEmbedded(items);
-          // Counted once committed: a reader that sees the count asks after the write.
-          if (ids) localWrites.count++;
-          return ids;
-        } catch (error) {
-          throw toStoreError(error);
-        }
-      },
+      writeEmbedded: raisingStoreErrors(async (items: EmbeddedDocument[]) => {
+        const ids = await thread.writeEmbedded(items);
+        // Counted once committed: a reader that sees the count asks after the write.
+        if (ids) localWrites.count++;
+        return ids;
+      }),
       readPages: raisingStoreErrors(async (selection: PageSelection) => unpackPages(await thread.readPages(selection))),
       connections: connectionUse(pool, 1),
       close: async () => {

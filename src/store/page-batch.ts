@@ -29,6 +29,19 @@ export const COPIES: Record<keyof typeof STATEMENTS, string> = {
   folio_pages_by_id: `COPY (SELECT ${COLUMNS} FROM pages WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text(${SELECTION}->'ids'))::bigint[]) ORDER BY id) TO STDOUT (FORMAT binary)`,
 };
 
+/** Bytes to set aside for a page read's answer before it arrives, at most: see firstBlockAfter. */
+const LARGEST_FIRST_BLOCK = 32 * 1024 * 1024;
+
+/**
+ * Bytes to set aside for a page read's answer, given the last one's length: the next (a load's
+ * next batch) likely takes about as much, so it is gathered in one block instead of copied
+ * together from smaller ones. At most LARGEST_FIRST_BLOCK: after a batch of very large pages the
+ * next read does not set aside as much at once.
+ */
+export function firstBlockAfter(lastRead: number): number {
+  return Math.min(LARGEST_FIRST_BLOCK, Math.ceil(lastRead * 1.25));
+}
+
 /** The name of the statement that reads `selection`. */
 export function statementOf(selection: PageSelection): keyof typeof STATEMENTS {
   return 'ids' in selection ? 'folio_pages_by_id' : 'folio_page_batch';

@@ -3,9 +3,9 @@
 // copying. The main thread meanwhile indexes the batch before, instead of reading the
 // answer's bytes itself and waiting on a round trip between batches.
 import { parentPort, workerData } from 'node:worker_threads';
-import pg from 'pg';
 import { packedBuffers } from './page-batch.js';
 import { copyPageReader, type CopyThreadReply, type CopyThreadRequest, type CopyThreadStart } from './page-copy.js';
+import { serverPool } from './server-pool.js';
 
 const start = workerData as CopyThreadStart;
 const port = parentPort!;
@@ -14,13 +14,7 @@ function reply(message: CopyThreadReply, transfer: ArrayBuffer[] = []): void {
   port.postMessage(message, transfer);
 }
 
-const pool = new pg.Pool({ connectionString: start.connectionString, max: 1 });
-pool.on('connect', (client) => {
-  void client.query(start.settings).catch(() => undefined);
-});
-pool.on('error', () => {
-  // An idle connection that is lost is discarded by the pool; the next read opens another.
-});
+const pool = serverPool(start.connectionString, 1, start.settings);
 const read = copyPageReader(pool);
 /** Reads asked for and not yet answered: a close waits for them. */
 const reading = new Set<Promise<void>>();

@@ -3,7 +3,7 @@
 // form), but hands over COPY's data as bytes. They run on a thread of their own
 // (page-copy-thread.ts), which the main thread talks to through page-copy-client.ts.
 import type pg from 'pg';
-import { COPIES, readPageCopy, statementOf, type PackedPages } from './page-batch.js';
+import { COPIES, firstBlockAfter, readPageCopy, statementOf, type PackedPages } from './page-batch.js';
 import type { PageSelection } from './pages.js';
 
 export interface CopyThreadStart {
@@ -20,8 +20,7 @@ export type CopyThreadReply =
   | { type: 'error'; id: number; error: { message: string; code?: string } }
   | { type: 'closed' };
 
-/** The first buffer of a read is sized from the last read's output, up to this. */
-const LARGEST_FIRST_BLOCK = 32 * 1024 * 1024;
+/** What the first read sets aside for its answer (later ones: firstBlockAfter). */
 const FIRST_BLOCK = 64 * 1024;
 
 /** What node-postgres's connection offers a query it runs (the parts used here). */
@@ -94,7 +93,7 @@ export function copyPageReader(pool: pg.Pool): (selection: PageSelection) => Pro
     let failure: Error | undefined;
     try {
       await client.query(`SELECT set_config('folio.page_selection', $1, false)`, [JSON.stringify(selection)]);
-      const copy = new CopyOut(COPIES[statementOf(selection)], Math.min(LARGEST_FIRST_BLOCK, Math.ceil(lastRead * 1.25)));
+      const copy = new CopyOut(COPIES[statementOf(selection)], firstBlockAfter(lastRead));
       void client.query(copy as unknown as pg.Submittable);
       const bytes = await copy.done;
       lastRead = Math.max(FIRST_BLOCK, bytes.length);

@@ -12,7 +12,7 @@ import {
   type BatchAnswer,
   type EmbeddedDocument,
 } from './embedded-batch.js';
-import { packedBuffers, pageBatchMessages, readPageBatch, statementOf } from './page-batch.js';
+import { firstBlockAfter, packedBuffers, pageBatchMessages, readPageBatch, statementOf } from './page-batch.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 
 const start = workerData as ThreadStart;
@@ -40,7 +40,6 @@ try {
 
 const FIRST_BLOCK = 16 * 1024;
 const LARGEST_BLOCK = 256 * 1024;
-const LARGEST_FIRST_BLOCK = 32 * 1024 * 1024;
 
 /**
  * The server's answer to the messages, copied out of PGlite's memory as it is written into
@@ -92,11 +91,7 @@ let status: string | null = 'I';
 let parsed = false;
 /** The page statements parsed in the session. */
 const readParsed = new Set<string>();
-/**
- * The size of the last page read's answer: the next one (a load's next batch) likely fits in
- * one block of about as much. Up to LARGEST_FIRST_BLOCK: after a batch of very large pages the
- * next read does not set aside as much at once.
- */
+/** The size of the last page read's answer (firstBlockAfter). */
 let lastRead = FIRST_BLOCK;
 let scheduled = false;
 
@@ -122,7 +117,7 @@ async function readWaiting(): Promise<void> {
   if (status !== 'I' || !request) return;
   reads.shift();
   try {
-    const blocks = await answer(pageBatchMessages(request.selection, readParsed), Math.min(LARGEST_FIRST_BLOCK, Math.ceil(lastRead * 1.25)));
+    const blocks = await answer(pageBatchMessages(request.selection, readParsed), firstBlockAfter(lastRead));
     lastRead = blocks.reduce((sum, block) => sum + block.length, 0);
     status = statusAfter(blocks);
     const result = readPageBatch(blocks);
