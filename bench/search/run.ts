@@ -70,7 +70,7 @@ if (
 ) {
   throw new Error(
     'usage: run.ts [--engine pglite|postgres|both (--reuse needs one)] [--sizes 10000,50000,100000 (increasing, > 200)] [--queries N>=10]\n' +
-      '  [--clients N] [--seed N] [--server auto|worktree|head|dist|tsx] [--profile DIR] [--explain last|all|none]\n' +
+      '  [--warmup N>=0] [--clients N] [--seed N] [--server auto|worktree|head|dist|tsx] [--profile DIR] [--explain last|all|none]\n' +
       '  [--keep] [--reuse SCHEMA|DATA_DIR]',
   );
 }
@@ -736,8 +736,6 @@ interface SizeResult {
   rssAfter: number;
   rssEnd: number;
   loadMs: number;
-  /** The untimed searches after the load (warmUp). */
-  warmupSeconds: number;
   memory: IndexMemory;
   scanMs: number | null;
   references: References | null;
@@ -794,7 +792,7 @@ async function measureSize(setup: EngineSetup, pages: number, from: number, cali
     if (concurrency) {
       log(`  ${pages} pages, ${CONCURRENT_CLIENTS} clients at alpha 0.5: ${concurrency.rate.toFixed(0)} searches/s, /health p99 ${percentile(concurrency.health, 0.99).toFixed(1)} ms`);
     }
-    result = { pages, ingest: ingestResult, modes, rssBefore, rssAfter, rssEnd: rss(pid), loadMs, warmupSeconds, memory, scanMs: null, references: null, concurrency, busyBefore, sql: null };
+    result = { pages, ingest: ingestResult, modes, rssBefore, rssAfter, rssEnd: rss(pid), loadMs, memory, scanMs: null, references: null, concurrency, busyBefore, sql: null };
   } finally {
     await stopServer(server);
   }
