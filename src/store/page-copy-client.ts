@@ -6,17 +6,18 @@ import { threadFailure } from './errors.js';
 import { unpackPages } from './page-batch.js';
 import type { CopyThreadReply, CopyThreadRequest, CopyThreadStart } from './page-copy.js';
 import type { IndexedPage, PageSelection } from './pages.js';
+import { ThreadRequests } from './thread-requests.js';
 
-interface Waiting {
-  resolve: (pages: IndexedPage[]) => void;
-  reject: (error: Error) => void;
+/** A started thread and the reads it has been sent. */
+interface Running {
+  worker: Worker;
+  requests: ThreadRequests<IndexedPage[]>;
 }
 
 export class CopyThread {
   readonly #start: CopyThreadStart;
-  #worker: Worker | null = null;
-  readonly #waiting = new Map<number, Waiting>();
-  #next = 1;
+  /** The thread and its requests; after it ends unasked, the next read starts another. */
+  #running: Running | null = null;
   #closed = false;
   #stopped: Promise<void> | null = null;
 
@@ -27,52 +28,42 @@ export class CopyThread {
   /** The selected pages, in id order, read on the thread. */
   readPages(selection: PageSelection): Promise<IndexedPage[]> {
     if (this.#closed) return Promise.reject(threadFailure('the store is closed'));
-    const worker = (this.#worker ??= this.#spawn());
-    const id = this.#next++;
-    if (this.#waiting.size === 0) worker.ref();
-    const request: CopyThreadRequest = { type: 'pages', id, selection };
-    worker.postMessage(request);
-    return new Promise((resolve, reject) => this.#waiting.set(id, { resolve, reject }));
+    this.#running ??= this.#spawn();
+    return this.#running.requests.send((id): CopyThreadRequest => ({ type: 'pages', id, selection }));
   }
 
   /** Closes the thread's connection and ends the thread, after the reads already asked for. */
   close(): Promise<void> {
     this.#closed = true;
-    const worker = this.#worker;
-    if (!worker) return Promise.resolve();
+    if (!this.#running) return Promise.resolve();
+    const { worker } = this.#running;
     worker.ref();
     const request: CopyThreadRequest = { type: 'close' };
     worker.postMessage(request);
     return this.#stopped!;
   }
 
-  #spawn(): Worker {
+  #spawn(): Running {
     const worker = startWorker(import.meta.url, 'page-copy-thread', this.#start);
+    const requests = new ThreadRequests<IndexedPage[]>(worker);
+    const running: Running = { worker, requests };
     let exited!: () => void;
     this.#stopped = new Promise((resolve) => (exited = resolve));
     worker.on('message', (reply: CopyThreadReply) => {
       if (reply.type === 'closed') return void worker.terminate();
-      const waiting = this.#waiting.get(reply.id);
-      if (!waiting) return;
-      this.#waiting.delete(reply.id);
-      if (this.#waiting.size === 0) worker.unref();
-      if (reply.type === 'pages') waiting.resolve(unpackPages(reply.pages));
+      if (reply.type === 'pages') return requests.settle(reply.id, { answer: unpackPages(reply.pages) });
       // A statement's failure keeps PostgreSQL's code (toStoreError reads it).
-      else waiting.reject(Object.assign(new Error(reply.error.message), reply.error.code ? { code: reply.error.code } : {}));
+      const error = Object.assign(new Error(reply.error.message), reply.error.code ? { code: reply.error.code } : {});
+      requests.settle(reply.id, { error });
     });
-    worker.on('error', (error) => this.#fail(threadFailure(`the page-read thread failed: ${error.message}`, error)));
+    worker.on('error', (error) => requests.failAll(threadFailure(`the page-read thread failed: ${error.message}`, error)));
     // A thread that ended unasked fails what waits on it; the next read starts another.
     worker.on('exit', () => {
-      if (this.#worker === worker) this.#worker = null;
-      this.#fail(threadFailure('the page-read thread has stopped'));
+      if (this.#running === running) this.#running = null;
+      requests.failAll(threadFailure('the page-read thread has stopped'));
       exited();
     });
     worker.unref();
-    return worker;
-  }
-
-  #fail(error: Error): void {
-    for (const waiting of this.#waiting.values()) waiting.reject(error);
-    this.#waiting.clear();
+    return running;
   }
 }

@@ -10,24 +10,22 @@ import { threadFailure } from './errors.js';
 import type { PackedPages } from './page-batch.js';
 import type { PageSelection } from './pages.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
+import { ThreadRequests } from './thread-requests.js';
 import { startWorker } from '../worker-entry.js';
 
-/** A request's callbacks: protocol bytes answer blocks, embedded writes ids (or null), a page read its pages. */
-interface Waiting {
-  resolve: (answer: Uint8Array[] | number[] | PackedPages | null) => void;
-  reject: (error: Error) => void;
-}
+/** What a request is answered with: protocol bytes answer blocks, embedded writes ids (or null), a page read its pages. */
+type Answer = Uint8Array[] | number[] | PackedPages | null;
 
 /** PGlite on a thread of its own; `exec` hands it protocol bytes and resolves with its answer, in blocks. */
 export class EngineThread {
   readonly #worker: Worker;
-  readonly #waiting = new Map<number, Waiting>();
-  #next = 1;
+  readonly #requests: ThreadRequests<Answer>;
   #failure: Error | null = null;
   #closed: (() => void) | null = null;
 
   private constructor(worker: Worker) {
     this.#worker = worker;
+    this.#requests = new ThreadRequests(worker);
   }
 
   /** Starts the thread and resolves once PGlite is open (rejects if it cannot open). */
@@ -78,13 +76,9 @@ export class EngineThread {
   }
 
   /** Sends the request made with the next id; resolves with the answer to it. */
-  #send<T>(make: (id: number) => ThreadRequest, transfer: ArrayBuffer[] = []): Promise<T> {
+  #send<T extends Answer>(make: (id: number) => ThreadRequest, transfer: ArrayBuffer[] = []): Promise<T> {
     if (this.#failure) return Promise.reject(this.#failure);
-    const id = this.#next++;
-    // Held by the process only while it waits for an answer: an idle store does not keep it alive.
-    if (this.#waiting.size === 0) this.#worker.ref();
-    this.#worker.postMessage(make(id), transfer);
-    return new Promise((resolve, reject) => this.#waiting.set(id, { resolve: (answer) => resolve(answer as T), reject }));
+    return this.#requests.send<T>(make, transfer);
   }
 
   /** Closes PGlite (after every statement sent before) and ends the thread. */
@@ -98,23 +92,21 @@ export class EngineThread {
   }
 
   #answer(reply: ThreadReply): void {
-    if (reply.type !== 'bytes' && reply.type !== 'embedded' && reply.type !== 'pages' && reply.type !== 'error') return;
-    const waiting = this.#waiting.get(reply.id);
-    if (!waiting) return;
-    this.#waiting.delete(reply.id);
-    if (this.#waiting.size === 0) this.#worker.unref();
-    if (reply.type === 'bytes') waiting.resolve(reply.blocks);
-    else if (reply.type === 'embedded') waiting.resolve(reply.ids);
-    else if (reply.type === 'pages') waiting.resolve(reply.pages);
-    // A statement's failure keeps PostgreSQL's code (toStoreError reads it).
-    else if (reply.error.code) waiting.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
-    else waiting.reject(threadFailure(`the embedded database failed: ${reply.error.name}: ${reply.error.message}`));
+    if (reply.type === 'bytes') this.#requests.settle(reply.id, { answer: reply.blocks });
+    else if (reply.type === 'embedded') this.#requests.settle(reply.id, { answer: reply.ids });
+    else if (reply.type === 'pages') this.#requests.settle(reply.id, { answer: reply.pages });
+    else if (reply.type === 'error') {
+      // A statement's failure keeps PostgreSQL's code (toStoreError reads it).
+      const error = reply.error.code
+        ? Object.assign(new Error(reply.error.message), { code: reply.error.code })
+        : threadFailure(`the embedded database failed: ${reply.error.name}: ${reply.error.message}`);
+      this.#requests.settle(reply.id, { error });
+    }
   }
 
   #fail(error: Error): void {
     this.#failure ??= error;
-    for (const waiting of this.#waiting.values()) waiting.reject(error);
-    this.#waiting.clear();
+    this.#requests.failAll(error);
   }
 }
 
