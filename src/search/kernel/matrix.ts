@@ -8,6 +8,13 @@ const PAGE = 65536;
 const MAX_PAGES = 65536; // wasm32: 4 GiB
 /** Rows a thread scores per kernel call; bounds the scratch each thread needs. */
 export const CHUNK = 512;
+/**
+ * Bytes of rows that a shared pass's queries sweep in turn (scan.wat's scan_multi): small
+ * enough to stay in a core's L2 cache. With 8 queries at 20k rows of 1536 dims, two threads
+ * at once: 3.6 billion four-float steps a second each, against 3.0 when every row went
+ * through all the queries before the next (the row read from memory in short bursts).
+ */
+const SCAN_BLOCK_BYTES = 256 << 10;
 /** Queries one pass over the matrix scores at once (ScanPool batches concurrent scans). */
 export const MAX_QUERIES = 8;
 
@@ -32,6 +39,8 @@ export interface MatrixLayout {
   queries: number;
   /** Rows a thread scores per kernel call (CHUNK). */
   chunk: number;
+  /** Rows a shared pass's queries sweep in turn within a call (SCAN_BLOCK_BYTES of them). */
+  block: number;
   /** Bytes per scratch slot: `queries` padded queries, then CHUNK row indices, then CHUNK scores per query. */
   slotBytes: number;
   /** Byte offset of row 0, after the slots. */
@@ -65,7 +74,8 @@ export class VectorMatrix {
     const stride = Math.ceil(dims / 16) * 64;
     const slotBytes = MAX_QUERIES * stride + CHUNK * 4 * (1 + MAX_QUERIES);
     const header = Math.ceil((this.slots * slotBytes) / 64) * 64;
-    this.layout = { dims, stride, queries: MAX_QUERIES, chunk: CHUNK, slotBytes, header };
+    const block = Math.max(1, Math.floor(SCAN_BLOCK_BYTES / stride));
+    this.layout = { dims, stride, queries: MAX_QUERIES, chunk: CHUNK, block, slotBytes, header };
     const fit = Math.floor((MAX_PAGES * PAGE - header) / stride);
     this.maxRows = Math.min(opts.maxRows ?? fit, fit);
     const capacity = Math.min(opts.capacity ?? 256, this.maxRows);

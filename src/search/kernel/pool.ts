@@ -87,7 +87,7 @@ ${scanPart.toString()}
 // caller's buffer. The workers of a pass take its chunks in turn from the shared counter
 // \`next\` (the next row to score), so one that joins late takes what is left.
 function scanMulti({ exports, memory }, { layout, slot, next, end, query, nq, total, out }) {
-  const { stride, header, dims, chunk } = layout;
+  const { stride, header, dims, chunk, block } = layout;
   const q = slot * layout.slotBytes, res = q + layout.queries * stride + chunk * 4;
   const f32 = new Float32Array(memory.buffer);
   const scores = new Float32Array(out);
@@ -95,7 +95,7 @@ function scanMulti({ exports, memory }, { layout, slot, next, end, query, nq, to
   for (let j = 0; j < nq; j++) f32.set(query.subarray(j * dims, (j + 1) * dims), (q + j * stride) / 4);
   for (let i = Atomics.add(rows, 0, chunk); i < end; i = Atomics.add(rows, 0, chunk)) {
     const n = Math.min(chunk, end - i);
-    exports.scan_multi(q, nq, header + i * stride, stride, n, res, chunk);
+    exports.scan_multi(q, nq, header + i * stride, stride, n, res, chunk, block);
     for (let j = 0; j < nq; j++) scores.set(f32.subarray(res / 4 + j * chunk, res / 4 + j * chunk + n), j * total + i);
   }
 }

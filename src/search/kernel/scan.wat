@@ -69,28 +69,39 @@
         (br $next))))
 
   ;; Scores $n consecutive rows, the first at $p, against $nq queries $stride apart from $q:
-  ;; row i with query j goes to the f32 at $out + 4 (j * $outStride + i). Each row is read
-  ;; from memory once and stays in cache for its $nq dot products, so concurrent searches
-  ;; share one pass over the matrix instead of dividing the memory bandwidth.
+  ;; row i with query j goes to the f32 at $out + 4 (j * $outStride + i). The rows go in
+  ;; blocks of $block rows, which every query sweeps in turn: the block is read from memory
+  ;; once, as one sequential stream, and stays in the core's cache for the other queries, so
+  ;; concurrent searches share one pass over the matrix instead of dividing the memory
+  ;; bandwidth. Each score is $dot's, the sum in the same order as a scan's.
   (func (export "scan_multi") (param $q i32) (param $nq i32) (param $p i32) (param $stride i32)
-                              (param $n i32) (param $out i32) (param $outStride i32)
-    (local $i i32) (local $j i32)
-    (block $rows_done
-      (loop $rows
-        (br_if $rows_done (i32.ge_u (local.get $i) (local.get $n)))
+                              (param $n i32) (param $out i32) (param $outStride i32) (param $block i32)
+    (local $b i32) (local $bend i32) (local $j i32) (local $qj i32) (local $pi i32) (local $o i32) (local $oend i32)
+    (block $blocks_done
+      (loop $blocks
+        (br_if $blocks_done (i32.ge_u (local.get $b) (local.get $n)))
+        (local.set $bend (i32.add (local.get $b) (local.get $block)))
+        (if (i32.gt_u (local.get $bend) (local.get $n)) (then (local.set $bend (local.get $n))))
         (local.set $j (i32.const 0))
         (block $queries_done
           (loop $queries
             (br_if $queries_done (i32.ge_u (local.get $j) (local.get $nq)))
-            (f32.store
-              (i32.add (local.get $out)
-                (i32.shl (i32.add (i32.mul (local.get $j) (local.get $outStride)) (local.get $i)) (i32.const 2)))
-              (call $dot (i32.add (local.get $q) (i32.mul (local.get $j) (local.get $stride))) (local.get $p) (local.get $stride)))
+            (local.set $qj (i32.add (local.get $q) (i32.mul (local.get $j) (local.get $stride))))
+            (local.set $pi (i32.add (local.get $p) (i32.mul (local.get $b) (local.get $stride))))
+            (local.set $o (i32.add (local.get $out)
+              (i32.shl (i32.add (i32.mul (local.get $j) (local.get $outStride)) (local.get $b)) (i32.const 2))))
+            (local.set $oend (i32.add (local.get $o) (i32.shl (i32.sub (local.get $bend) (local.get $b)) (i32.const 2))))
+            (block $rows_done
+              (loop $rows
+                (br_if $rows_done (i32.ge_u (local.get $o) (local.get $oend)))
+                (f32.store (local.get $o) (call $dot (local.get $qj) (local.get $pi) (local.get $stride)))
+                (local.set $pi (i32.add (local.get $pi) (local.get $stride)))
+                (local.set $o (i32.add (local.get $o) (i32.const 4)))
+                (br $rows)))
             (local.set $j (i32.add (local.get $j) (i32.const 1)))
             (br $queries)))
-        (local.set $p (i32.add (local.get $p) (local.get $stride)))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $rows))))
+        (local.set $b (local.get $bend))
+        (br $blocks))))
 
   ;; Scores the $n rows whose indices are the i32s at $idx (row i at $base + i * $stride).
   (func (export "gather") (param $q i32) (param $base i32) (param $stride i32) (param $idx i32)
