@@ -100,6 +100,18 @@ describe('vector scan kernel', () => {
     await expect(pool.scoreWith(matrix, randomUnit(8), undefined, () => 0)).rejects.toThrow(/dims/);
   });
 
+  it('scores shared passes over short rows, whose block is longer than a kernel call, as lone scans do', async () => {
+    // 140,000 rows of 64 bytes (9 MB, two parts): a 256 KB block holds 4,096 rows, a call 512.
+    const { matrix, vectors } = filled(16, 140_000);
+    const queries = Array.from({ length: 9 }, () => randomUnit(16));
+    const shared = await Promise.all(queries.map((query) => pool.scoreWith(matrix, query, undefined, (scores) => scores.slice())));
+    for (const [i, query] of queries.entries()) {
+      expect(shared[i]).toEqual(await pool.score(matrix, query));
+      for (const row of [0, 511, 512, 4095, 4096, 139_999]) expect(Math.abs(shared[i][row] - dot(query, vectors[row]))).toBeLessThan(1e-5);
+    }
+    pool.release(matrix);
+  });
+
   it('scores small scans on the calling thread when the matrix has a slot for it, and on the workers when not', async () => {
     for (const slots of [undefined, 2]) {
       const { matrix, vectors } = filled(1536, 300, { slots });
