@@ -27,19 +27,28 @@ export interface ReferenceFigures {
   filtered: number;
 }
 
-/** Each run from flushed caches (the aims' yardstick), and `warm`: each run right after a cold one, over the same rows. */
+/**
+ * Each run from flushed caches (the aims' yardstick); `warm`: each run right after a cold one,
+ * over the same rows; `spread`: p99 / p50 of SPREAD_RUNS runs back to back, as a server runs
+ * searches one after another (the tail this machine gives the same work with no HTTP at all).
+ */
 export interface References extends ReferenceFigures {
   warm: ReferenceFigures;
+  spread: ReferenceFigures;
 }
 
 const DIMS = 1536;
 const RUNS = 30;
+/** Enough runs for a p99 that is not the slowest run alone. */
+const SPREAD_RUNS = 300;
 const TOP_K = 10;
 
-function median(values: number[]): number {
+function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
+
+const median = (values: number[]) => quantile(values, 0.5);
 
 /** 64 seeded random unit vectors: the rows of an in-process matrix repeat them. */
 export function unitSamples(seed: number): Float32Array[] {
@@ -86,9 +95,10 @@ function flushCaches(): void {
 /**
  * Median ms of RUNS cold runs, each after the caches were flushed (not timed), and of as many
  * warm runs, each right after a cold one (the next query over the same rows): pairs, so that
- * both figures see the same phase of the machine. Five unmeasured runs go first.
+ * both figures see the same phase of the machine. Five unmeasured runs go first. Then the
+ * spread: p99 / p50 of SPREAD_RUNS runs back to back.
  */
-async function timed(fn: (i: number) => Promise<unknown> | unknown): Promise<{ cold: number; warm: number }> {
+async function timed(fn: (i: number) => Promise<unknown> | unknown): Promise<{ cold: number; warm: number; spread: number }> {
   for (let i = 0; i < 5; i++) await fn(i);
   const cold: number[] = [];
   const warm: number[] = [];
@@ -102,7 +112,13 @@ async function timed(fn: (i: number) => Promise<unknown> | unknown): Promise<{ c
     warm.push(performance.now() - t0);
   }
   if (flushSum < 0) throw new Error('unreachable: keeps the flush from being optimised away');
-  return { cold: median(cold), warm: median(warm) };
+  const runs: number[] = [];
+  for (let i = 0; i < SPREAD_RUNS; i++) {
+    const t0 = performance.now();
+    await fn(2 * RUNS + i);
+    runs.push(performance.now() - t0);
+  }
+  return { cold: median(cold), warm: median(warm), spread: quantile(runs, 0.99) / median(runs) };
 }
 
 /** Measures every reference at `pages` pages; `query(i)` gives the i-th query text. */
@@ -162,6 +178,7 @@ export async function measureReferences(
       keyword: keywordMs.cold,
       hybrid: hybrid.cold,
       warm: { scan: scan.warm, filtered: filtered.warm, keyword: keywordMs.warm, hybrid: hybrid.warm },
+      spread: { scan: scan.spread, filtered: filtered.spread, keyword: keywordMs.spread, hybrid: hybrid.spread },
     };
   } finally {
     pool.release(matrix);
