@@ -31,7 +31,9 @@ describe('vector scan kernel', () => {
   const pool = new ScanPool({ threads: 2 });
   afterAll(() => pool.close());
 
-  for (const dims of [1536, 7]) {
+  // Padded rows of 6,144 bytes (the kernel's 96-byte steps alone), 448 (4 of them, then 4 steps
+  // of 16 bytes), 128 (1, then 2) and 64 (16-byte steps alone).
+  for (const dims of [1536, 100, 32, 7]) {
     for (const rows of [1, 3, 1001]) {
       it(`scores ${rows} rows of ${dims} dims like a plain dot product`, async () => {
         const { matrix, vectors } = filled(dims, rows);
