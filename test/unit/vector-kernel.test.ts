@@ -63,6 +63,17 @@ describe('vector scan kernel', () => {
     await expect(pool.score(matrix, randomUnit(8))).rejects.toThrow(/dims/);
   });
 
+  it('scores every count of given rows, the kernel taking them 6 at a time and the rest one by one', async () => {
+    for (const dims of [1536, 100]) {
+      const { matrix, vectors } = filled(dims, 40);
+      const query = randomUnit(dims);
+      for (let n = 1; n <= 13; n++) {
+        const rows = Int32Array.from({ length: n }, (_, i) => (i * 11) % 40);
+        expectScores(await pool.score(matrix, query, rows), query, Array.from(rows, (r) => vectors[r]));
+      }
+    }
+  });
+
   it('scores into pooled buffers with scoreWith, concurrent full scans in shared passes, as score does', async () => {
     const { matrix, vectors } = filled(1536, 2500);
     // More full scans than one pass takes (MAX_QUERIES), and scans of some rows between them.
