@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   createHashingEmbeddingProvider,
@@ -34,6 +35,25 @@ describe('hashEmbed', () => {
     vector.forEach((x, i) => (checksum += x * ((i % 7) + 1)));
     expect(checksum).toBeCloseTo(0.531322, 5);
     expect(vector.filter((x) => x !== 0).length).toBe(105);
+  });
+
+  it('gives the same bits for short and long texts as it always has', () => {
+    // A query's few keys are summed over the dimensions they touch, a long text's over all of
+    // them: both must give what stored page vectors were made with.
+    const long = Array.from({ length: 400 }, (_, i) => `word${i % 97} other${(i * 7) % 131} the of ${'abcdefghij'[i % 10]}x`).join(' ');
+    const digests = Object.fromEntries(
+      ['compress', 'How do I reset my password?', 'the of and', '数据库索引可以加快查询速度', long].map((text) => [
+        text.slice(0, 20),
+        createHash('sha256').update(hashEmbed(text)).digest('hex').slice(0, 16),
+      ]),
+    );
+    expect(digests).toEqual({
+      compress: '4c5e0fc2cb02edac',
+      'How do I reset my pa': 'c1aec5c2a67f4626',
+      'the of and': '1506277ab3cf2e48',
+      数据库索引可以加快查询速度: '33b580373a7169eb',
+      'word0 other0 the of ': '04e2429679b8eef1',
+    });
   });
 
   it('ignores case and punctuation', () => {
