@@ -43,12 +43,17 @@ const RUNS = 30;
 const SPREAD_RUNS = 300;
 const TOP_K = 10;
 
-function quantile(values: number[], q: number): number {
+function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return sorted[Math.floor(sorted.length / 2)];
 }
 
-const median = (values: number[]) => quantile(values, 0.5);
+/** The nearest-rank percentile (p in [0, 1]) of `values`; NaN when there are none. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+}
 
 /** 64 seeded random unit vectors: the rows of an in-process matrix repeat them. */
 export function unitSamples(seed: number): Float32Array[] {
@@ -118,7 +123,7 @@ async function timed(fn: (i: number) => Promise<unknown> | unknown): Promise<{ c
     await fn(2 * RUNS + i);
     runs.push(performance.now() - t0);
   }
-  return { cold: median(cold), warm: median(warm), spread: quantile(runs, 0.99) / median(runs) };
+  return { cold: median(cold), warm: median(warm), spread: percentile(runs, 0.99) / percentile(runs, 0.5) };
 }
 
 /** Measures every reference at `pages` pages; `query(i)` gives the i-th query text. */

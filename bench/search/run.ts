@@ -20,7 +20,7 @@ import type { Database } from '../../src/store/schema.js';
 import { buildTree, spawnServe, type ServeCommand } from '../lib/tree.js';
 import { measureBandwidth } from '../scan/bandwidth.js';
 import { Corpus } from './corpus.js';
-import { measureReferences, unitSamples, type ReferenceFigures, type References } from './references.js';
+import { measureReferences, percentile, unitSamples, type ReferenceFigures, type References } from './references.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -732,12 +732,6 @@ function profileSummary(dir: string, since: number): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
-}
 
 interface SizeResult {
   pages: number;
