@@ -3,7 +3,7 @@
 // environment; runtime.ts assembles the parts.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config, type Scope } from './config.js';
-import { startRuntime, type Role } from './runtime.js';
+import type { Role } from './runtime.js';
 import { migrateToLatest, openStore, type Store } from './store/engine.js';
 import { DataDirLockedError } from './store/lock.js';
 import { VERSION } from './version.js';
@@ -26,6 +26,9 @@ async function open(config: Config): Promise<Store> {
 
 async function serve(config: Config, role: Role): Promise<void> {
   const store = await open(config);
+  // Imported here, not above: the keys and migrate commands then load none of the HTTP
+  // server, the workers and their libraries (a second of start-up each on a busy machine).
+  const { startRuntime } = await import('./runtime.js');
   const runtime = await startRuntime(config, store, { role });
   const { app } = runtime;
 

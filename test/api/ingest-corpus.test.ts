@@ -47,6 +47,8 @@ const PASSAGES: Record<string, string[]> = {
   'html/terrier-document.html': ['Lorem ipsum'],
 };
 
+const OCR_CHECKED_ELSEWHERE = ['pdf/scanned/linn.pdf', 'pdf/scanned/skew.pdf', 'pdf/scanned/multipage.pdf'];
+
 describe('the corpus through the ingest pipeline', { timeout: 600_000 }, () => {
   let t: TestApp;
   const outcomes = new Map<string, Outcome>();
@@ -58,6 +60,10 @@ describe('the corpus through the ingest pipeline', { timeout: 600_000 }, () => {
     // check: an unreadable page goes to OCR as a scanned one does (checked below), and the
     // document's pages go through the pipeline in ocr.test.ts with OCR off.
     .filter((f) => f !== 'pdf/text/TAMReview.pdf')
+    // These three are OCR'd page by page in ocr-corpus.test.ts (two-column CER, deskewing, a
+    // mixed document): through the pipeline here they would add seven pages of OCR (25 s of CPU
+    // on an idle machine) and no check. The other scanned PDFs cover the pipeline's OCR path.
+    .filter((f) => !OCR_CHECKED_ELSEWHERE.includes(f))
     .sort();
 
   beforeAll(async () => {
@@ -80,7 +86,7 @@ describe('the corpus through the ingest pipeline', { timeout: 600_000 }, () => {
       }
       outcomes.set(file, { status: status.status, message: status.message, pages, metadata });
     }
-  }, 900_000); // OCR of the scanned pages takes a minute on 2 cores
+  }, 900_000); // OCR of the scanned pages takes most of it
   afterAll(async () => {
     await t?.close();
   });
@@ -136,20 +142,13 @@ describe('the corpus through the ingest pipeline', { timeout: 600_000 }, () => {
     const expected: Record<string, string> = {
       'pdf/scanned/c02-22.pdf': 'went tip-toeing along a path amongst',
       'pdf/scanned/epson.pdf': 'Optical character recognition',
-      'pdf/scanned/linn.pdf': 'The LinnSequencer is a state',
-      'pdf/scanned/skew.pdf': 'The LinnSequencer is a state',
     };
     for (const [file, passage] of Object.entries(expected)) {
       const outcome = outcomes.get(file)!;
       expect(outcome.status, `${file}: ${outcome.message}`).toBe('COMPLETED');
+      expect(outcome.message).toBe('Completed: 1 page stored and searchable; 1 read by OCR');
       expect(normalise(outcome.pages.map((p) => p.content).join(' ')), file).toContain(passage);
     }
-    // Mixed: the five image-only pages are read too, the page with a text layer keeps it.
-    const mixed = outcomes.get('pdf/scanned/multipage.pdf')!;
-    expect(mixed.status, mixed.message).toBe('COMPLETED');
-    expect(mixed.message).toBe('Completed: 6 pages stored and searchable; 5 read by OCR');
-    expect(mixed.pages.length).toBe(6);
-    expect(normalise(mixed.pages[5].content)).toContain('It was the year of Our Lord one thousand');
     // A page whose only picture is a smiley has no text to find.
     expect(outcomes.get('pdf/scanned/imagemagick-CCITTFaxDecode.pdf')).toMatchObject({ status: 'FAILED', message: expect.stringMatching(/OCR found no text/) });
   });
