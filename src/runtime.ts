@@ -6,7 +6,6 @@ import path from 'node:path';
 import pino from 'pino';
 import type { Config } from './config.js';
 import { buildApp, type App } from './http/app.js';
-import { Metrics, searchMode } from './http/metrics.js';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './http/rate-limit.js';
 import { ParserPool } from './sources/parsers/index.js';
 import { extractionTasks } from './extraction/run.js';
@@ -65,7 +64,9 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
   const blobs = new BlobStore(path.join(config.dataDir, 'blobs'));
   const closers: (() => Promise<void>)[] = [];
   let index: PageIndex | null = null;
-  const metrics = config.metricsToken
+  // prom-client is loaded only where metrics are served.
+  const { Metrics, searchMode } = config.metricsToken ? await import('./http/metrics.js') : { Metrics: null, searchMode: null };
+  const metrics = Metrics
     ? new Metrics({
         taskCounts: () => countTasksByKindAndStatus(store.db),
         oldestRunnableTaskAge: () => oldestRunnableTaskAge(store.db),
@@ -161,7 +162,7 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
       onEnqueue: () => inProcessWorker?.notify(),
       onWebhookEvents: notifyDeliverer,
       onOptimizerLlmError: (err) => log.warn({ err }, 'language model failed during query optimisation; offline matcher used'),
-      onSearch: metrics ? (alpha, seconds) => metrics.observeSearch(searchMode(alpha), seconds) : undefined,
+      onSearch: metrics && searchMode ? (alpha, seconds) => metrics.observeSearch(searchMode(alpha), seconds) : undefined,
       onPagesIngested,
     });
     app = await buildApp({ config, services, keys, rateLimiter, metrics, logger: options.logger });

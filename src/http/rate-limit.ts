@@ -2,7 +2,7 @@
 // rate algorithm), which allows a burst of N and then spreads requests evenly instead of
 // letting 2N through around a fixed window's edge. Two stores: in-process for a single
 // replica, Redis for replicas that must share one limit.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 export interface RateLimitDecision {
   allowed: boolean;
@@ -127,35 +127,44 @@ export function createRedisRateLimiter(
 ): RateLimiter {
   const g = gcraParams(limitPerMinute);
   const prefix = options.prefix ?? 'folio:rl:';
-  // Every wait is bounded: no offline queue (commands fail at once while disconnected),
-  // short connect and command timeouts, one retry; reconnection goes on in the background.
-  const redis = new Redis(redisUrl, {
-    lazyConnect: true,
-    connectTimeout: 500,
-    commandTimeout: 500,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    retryStrategy: (times) => Math.min(times * 200, 2000),
-  });
-  // Failures reach the caller through onError per request; this only keeps ioredis from
-  // printing each failed reconnect.
-  redis.on('error', () => {});
+  // ioredis is loaded with the first request, so that a service without Redis never loads it.
+  let redis: Redis | null = null;
+  let loading: Promise<Redis> | undefined;
+  const client = (): Promise<Redis> =>
+    (loading ??= import('ioredis').then(({ Redis }) => {
+      // Every wait is bounded: no offline queue (commands fail at once while disconnected),
+      // short connect and command timeouts, one retry; reconnection goes on in the background.
+      const created = new Redis(redisUrl, {
+        lazyConnect: true,
+        connectTimeout: 500,
+        commandTimeout: 500,
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        retryStrategy: (times) => Math.min(times * 200, 2000),
+      });
+      // Failures reach the caller through onError per request; this only keeps ioredis from
+      // printing each failed reconnect.
+      created.on('error', () => {});
+      return (redis = created);
+    }));
 
   let connecting: Promise<void> | undefined;
-  function connected(): Promise<void> {
-    if (redis.status === 'wait') {
-      connecting = redis.connect().finally(() => {
+  async function connected(): Promise<Redis> {
+    const r = await client();
+    if (r.status === 'wait') {
+      connecting ??= r.connect().finally(() => {
         connecting = undefined;
       });
     }
-    return connecting ?? Promise.resolve();
+    await connecting;
+    return r;
   }
 
   return {
     async consume(key) {
       try {
-        await connected();
-        const reply = (await redis.eval(GCRA_SCRIPT, 1, prefix + key, g.interval, g.limit)) as number[];
+        const r = await connected();
+        const reply = (await r.eval(GCRA_SCRIPT, 1, prefix + key, g.interval, g.limit)) as number[];
         const [allowed, remaining, waitUs] = reply;
         return decision(g, allowed === 1, remaining, waitUs);
       } catch (err) {
@@ -166,8 +175,10 @@ export function createRedisRateLimiter(
       }
     },
     async close() {
-      if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-      else redis.disconnect();
+      const r = redis;
+      if (!r) return;
+      if (r.status === 'ready') await r.quit().catch(() => r.disconnect());
+      else r.disconnect();
     },
   };
 }
