@@ -8,17 +8,18 @@ import { defineConfig } from 'vitest/config';
  * its default order the longest file starts last and the run ends with one busy worker.
  */
 const LONGEST = [
-  'test/api/ingest-corpus.test.ts',
   'test/api/process.test.ts',
+  'test/api/ingest-corpus.test.ts',
+  'test/unit/ocr-corpus.test.ts',
+  'test/api/extractions.test.ts',
   'test/api/shutdown.test.ts',
   'test/api/workers.test.ts',
-  'test/api/extractions.test.ts',
   'test/api/durability.test.ts',
-  'test/unit/ocr-corpus.test.ts',
+  'test/api/ingest.test.ts',
+  'test/api/webhooks-process.test.ts',
+  'test/api/answer.test.ts',
   'test/api/search.test.ts',
   'test/unit/page-index.test.ts',
-  'test/api/ingest.test.ts',
-  'test/api/answer.test.ts',
   'test/unit/parsers.test.ts',
   'test/unit/parsers-pool.test.ts',
 ];
