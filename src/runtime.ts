@@ -65,9 +65,8 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
   const closers: (() => Promise<void>)[] = [];
   let index: PageIndex | null = null;
   // prom-client is loaded only where metrics are served.
-  const { Metrics, searchMode } = config.metricsToken ? await import('./http/metrics.js') : { Metrics: null, searchMode: null };
-  const metrics = Metrics
-    ? new Metrics({
+  const metrics = config.metricsToken
+    ? new (await import('./http/metrics.js')).Metrics({
         taskCounts: () => countTasksByKindAndStatus(store.db),
         oldestRunnableTaskAge: () => oldestRunnableTaskAge(store.db),
         connections: () => store.connections(),
@@ -162,7 +161,7 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
       onEnqueue: () => inProcessWorker?.notify(),
       onWebhookEvents: notifyDeliverer,
       onOptimizerLlmError: (err) => log.warn({ err }, 'language model failed during query optimisation; offline matcher used'),
-      onSearch: metrics && searchMode ? (alpha, seconds) => metrics.observeSearch(searchMode(alpha), seconds) : undefined,
+      onSearch: metrics ? (alpha, seconds) => metrics.observeSearch(alpha, seconds) : undefined,
       onPagesIngested,
     });
     app = await buildApp({ config, services, keys, rateLimiter, metrics, logger: options.logger });

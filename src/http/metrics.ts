@@ -112,8 +112,9 @@ export class Metrics {
     });
   }
 
-  observeSearch(mode: SearchMode, seconds: number): void {
-    this.searchDuration.observe({ mode }, seconds);
+  /** Times a search under its mode, from its alpha. */
+  observeSearch(alpha: number, seconds: number): void {
+    this.searchDuration.observe({ mode: searchMode(alpha) }, seconds);
   }
 
   countPagesIngested(pages: number): void {
@@ -143,6 +144,6 @@ export class Metrics {
   }
 }
 
-export function searchMode(alpha: number): SearchMode {
+function searchMode(alpha: number): SearchMode {
   return alpha >= 1 ? 'semantic' : alpha <= 0 ? 'keyword' : 'hybrid';
 }

@@ -81,6 +81,7 @@ function countNgrams(word: string, counts: Map<number, number>): void {
 const scratch = new Float64Array(EMBEDDING_DIMENSIONS);
 const touched = new Int32Array(EMBEDDING_DIMENSIONS);
 const isTouched = new Uint8Array(EMBEDDING_DIMENSIONS);
+const ALL_DIMENSIONS = Int32Array.from({ length: EMBEDDING_DIMENSIONS }, (_, d) => d);
 /**
  * Families of at most this many keys (a query's) are summed over the dimensions they touch
  * instead of over all 1536, three times over in each of four families. Taken in ascending
@@ -103,22 +104,16 @@ function addFamily(out: Float32Array, counts: Map<number, number>, seed: number,
     }
     scratch[d] += h < 0 ? -value : value;
   }
-  const dims = sparse ? touched.subarray(0, n).sort() : null;
+  const dims = sparse ? touched.subarray(0, n).sort() : ALL_DIMENSIONS;
   let sum = 0;
-  if (dims) for (const d of dims) sum += scratch[d] * scratch[d];
-  else for (let d = 0; d < scratch.length; d++) sum += scratch[d] * scratch[d];
+  for (const d of dims) sum += scratch[d] * scratch[d];
   if (sum !== 0) {
     const scale = weight / Math.sqrt(sum);
-    if (dims) for (const d of dims) out[d] += scratch[d] * scale;
-    else for (let d = 0; d < scratch.length; d++) out[d] += scratch[d] * scale;
+    for (const d of dims) out[d] += scratch[d] * scale;
   }
-  if (dims) {
-    for (const d of dims) {
-      scratch[d] = 0;
-      isTouched[d] = 0;
-    }
-  } else {
-    scratch.fill(0);
+  for (const d of dims) {
+    scratch[d] = 0;
+    isTouched[d] = 0;
   }
 }
 
