@@ -45,6 +45,8 @@ export interface Config {
   parserThreads: number;
   /** Heap limit of each parser thread in MiB: a file that needs more fails its task. */
   parserMemoryMb: number;
+  /** Load every workspace's page index at start-up rather than at its first search (FOLIO_INDEX_PRELOAD=on|off). */
+  indexPreload: boolean;
   /** OCR of scanned PDF pages and images (FOLIO_OCR=on|off). */
   ocr: boolean;
   /** OCR languages, Tesseract codes joined by '+' (FOLIO_OCR_LANGS, e.g. eng+deu). */
@@ -154,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // With the embedded engine (up to ~900 MB resident) and one parser thread, the process
     // stays under 2 GB whatever is uploaded.
     parserMemoryMb: parseInteger(env, 'FOLIO_PARSER_MEMORY_MB', 768, 64),
+    indexPreload: parseSwitch(env, 'FOLIO_INDEX_PRELOAD', true),
     ocr: parseSwitch(env, 'FOLIO_OCR', true),
     ocrLangs: parseOcrLangs(env.FOLIO_OCR_LANGS),
     ocrThreads: parseInteger(env, 'FOLIO_OCR_THREADS', 1, 1),

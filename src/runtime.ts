@@ -3,7 +3,7 @@
 // vector index, embedder, blob store, parsers). main.ts, tests and benchmarks start the service
 // through here.
 import path from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { buildApp, type App } from './http/app.js';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './http/rate-limit.js';
@@ -16,6 +16,7 @@ import { ScanPool } from './search/kernel/index.js';
 import { PageIndex } from './search/page-index.js';
 import { BlobStore } from './store/blobs.js';
 import type { Store } from './store/engine.js';
+import { workspacesWithPages } from './store/pages.js';
 import { countTasksByKindAndStatus, oldestRunnableTaskAge } from './store/task-stats.js';
 import { createServices } from './services.js';
 import { TaskRegistry } from './tasks/registry.js';
@@ -55,6 +56,24 @@ function rateLimiterFor(config: Config, onError: (err: unknown) => void): RateLi
   return config.redisUrl
     ? createRedisRateLimiter(config.redisUrl, config.rateLimit, { onError })
     : createMemoryRateLimiter(config.rateLimit);
+}
+
+/**
+ * Loads the page index of every workspace with pages, in the background, so that no search
+ * after a restart waits for its workspace to load (seconds at 50k pages). Never rejects: a
+ * workspace whose load failed loads at its first search.
+ */
+async function preloadIndex(store: Store, index: PageIndex, log: Logger): Promise<void> {
+  try {
+    const started = performance.now();
+    const workspaces = await workspacesWithPages(store.db);
+    if (workspaces.length === 0) return;
+    await index.preload(workspaces);
+    const { workspaces: loaded, pages } = index.memory();
+    log.info({ workspaces: loaded, pages, ms: Math.round(performance.now() - started) }, 'page index preloaded');
+  } catch (err) {
+    log.warn({ err }, 'page index preload failed; workspaces load at their first search');
+  }
 }
 
 export async function startRuntime(config: Config, store: Store, options: RuntimeOptions): Promise<Runtime> {
@@ -166,9 +185,11 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
     });
     app = await buildApp({ config, services, keys, rateLimiter, metrics, logger: options.logger });
     const started = app;
+    const preloading = config.indexPreload ? preloadIndex(store, pageIndex, log) : Promise.resolve();
     closers.unshift(async () => {
       await started.close();
       await pageIndex.close();
+      await preloading;
       await pool.close();
       await rateLimiter?.close();
     });

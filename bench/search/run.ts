@@ -201,8 +201,9 @@ const mod = (): Modules => code.modules;
 
 async function startServer(env: Record<string, string>, profileDir: string | null): Promise<Server> {
   const port = await freePort();
-  // The offline hashing embedder embeds the query text, as hashEmbed embedded the pages.
-  const child = spawnServe(code.serve, port, { ...env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' }, profileDir);
+  // The offline hashing embedder embeds the query text, as hashEmbed embedded the pages. No
+  // preload: the first search times the load, and the memory before it is the server's alone.
+  const child = spawnServe(code.serve, port, { ...env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', FOLIO_INDEX_PRELOAD: 'off' }, profileDir);
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
   child.stdout!.on('data', keep);

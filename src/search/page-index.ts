@@ -66,6 +66,8 @@ export interface IndexMemory {
   postings: number;
   /** Bytes of the keyword index's postings and per-page arrays. */
   keywordBytes: number;
+  /** Workspaces whose load is under way (by a preload or a first search). */
+  loading: number;
 }
 
 /** The position of `row` in the sorted `rows`, or undefined. */
@@ -109,6 +111,8 @@ interface EligibleDocuments {
 export class PageIndex {
   private readonly workspaces = new Map<number, Promise<WorkspacePages>>();
   private readonly loaded = new Set<WorkspacePages>();
+  /** Set by close(): a load under way stops at its next batch, and preload() at its next workspace. */
+  private closed = false;
   private readonly eligible = new LruMap<string, EligibleDocuments>(FILTERS_CACHED);
   /**
    * Scratch for rank(), which runs synchronously, so these serve every search: a keyword
@@ -307,7 +311,15 @@ export class PageIndex {
   }
 
   memory(): IndexMemory {
-    const stats: IndexMemory = { workspaces: 0, pages: 0, vectorBytes: 0, reservedBytes: 0, postings: 0, keywordBytes: 0 };
+    const stats: IndexMemory = {
+      workspaces: 0,
+      pages: 0,
+      vectorBytes: 0,
+      reservedBytes: 0,
+      postings: 0,
+      keywordBytes: 0,
+      loading: this.workspaces.size - this.loaded.size,
+    };
     for (const ws of this.loaded) {
       stats.workspaces++;
       stats.pages += ws.slotOf.size;
@@ -317,6 +329,20 @@ export class PageIndex {
       stats.keywordBytes += ws.keyword.byteLength();
     }
     return stats;
+  }
+
+  /**
+   * Loads the workspaces' indexes one after another, as their first searches would, so that
+   * those searches find them in memory, and the query lexicon (the stemmer's check and the
+   * prior). A search that arrives meanwhile waits for its own workspace's load, not the
+   * others'; a failed load is left for the next search to retry.
+   */
+  async preload(workspaceIds: readonly number[]): Promise<void> {
+    await this.terms.prepare();
+    for (const workspaceId of workspaceIds) {
+      if (this.closed) return;
+      await this.workspace(workspaceId).catch(() => undefined);
+    }
   }
 
   private workspace(workspaceId: number): Promise<WorkspacePages> {
@@ -336,11 +362,13 @@ export class PageIndex {
         this.db,
         workspaceId,
         (embedded, batch) => {
+          if (this.closed) throw new Error('The page index was closed during a load');
           ws.matrix.reserve(embedded);
           ws.addAll(batch);
         },
         this.readPages,
       );
+      if (this.closed) throw new Error('The page index was closed during a load');
     } catch (error) {
       ws.close();
       throw error;
@@ -392,6 +420,9 @@ export class PageIndex {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    // A load under way ends at its next batch; its workspace must be closed below, not after.
+    await Promise.allSettled(this.workspaces.values());
     for (const ws of this.loaded) {
       this.pool.release(ws.matrix);
       ws.close();

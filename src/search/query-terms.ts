@@ -103,6 +103,11 @@ export class QueryTermReader {
     private readonly lexemeOf: LexemeOf = englishLexeme,
   ) {}
 
+  /** Reads what the first query of plain words would otherwise wait for: the engine's rules and the prior. */
+  async prepare(): Promise<void> {
+    await this.readLexicon();
+  }
+
   async read(text: string): Promise<QueryTerm[]> {
     const kept = this.texts.get(text);
     if (kept) return kept;

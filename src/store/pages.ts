@@ -72,6 +72,14 @@ export async function indexedPages(readPages: PageReader, pageIds: number[]): Pr
   return out;
 }
 
+/** The workspaces that hold pages, in id order (those whose page index a start-up loads). */
+export async function workspacesWithPages(db: Kysely<Database>): Promise<number[]> {
+  const result = await sql<{ id: number }>`
+    SELECT w.id FROM workspaces w WHERE EXISTS (SELECT 1 FROM pages p WHERE p.workspace_id = w.id) ORDER BY w.id
+  `.execute(db);
+  return result.rows.map((r) => Number(r.id));
+}
+
 /**
  * Every page of a workspace, in batches in id order, and the position later catch-ups start
  * from, taken before the first batch. Each batch is a statement of its own, not part of one

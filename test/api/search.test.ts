@@ -9,7 +9,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
 import { RANK } from '../../src/search/keyword-index.js';
-import { ENGINES } from '../helpers/stores.js';
+import { until } from '../helpers/poll.js';
+import { ENGINES, openTestStore, type TestStore } from '../helpers/stores.js';
 import { KEYS, call, startTestApp, vector, type TestApp } from '../helpers/app.js';
 
 const SEARCH = '/api/v1/documents/search/pages';
@@ -825,5 +826,68 @@ describe.each(ENGINES)('page search without a content file on %s', (engine) => {
     );
     expect((await call(t.app, 'DELETE', `/api/v1/documents/internal/${ids[0]}`)).statusCode).toBe(200);
     expect((await searchTanker()).map((r) => r.document_id)).toEqual([ids[1]]);
+  });
+});
+
+describe.each(ENGINES)('the page index at start-up on %s', (engine) => {
+  let store: TestStore;
+  beforeAll(async () => {
+    store = await openTestStore(engine);
+    const first = await startTestApp(engine, { store });
+    try {
+      const documents: [string, string][] = [
+        [KEYS.write, 'Tidal charts for the northern harbour.'],
+        [KEYS.write, 'Pilot boats meet tankers at the harbour mouth.'],
+        [KEYS.other, 'Harbour dues for the beta workspace.'],
+      ];
+      for (const [i, [key, content]] of documents.entries()) {
+        const res = await call(first.app, 'POST', INGEST, { key, body: { embedding: vector(4000 + i), content } });
+        expect(res.statusCode, res.body).toBe(201);
+      }
+    } finally {
+      await first.close();
+    }
+  });
+  afterAll(async () => {
+    await store.close();
+  });
+
+  const indexOf = async (t: TestApp) => (await call(t.app, 'GET', '/ready', { key: null })).json().vector_index as Record<string, number>;
+  const harbour = async (t: TestApp, key: string) =>
+    (await call(t.app, 'POST', SEARCH, { key, body: { query: 'harbour', alpha: 0 } })).json().data.results as SearchResult[];
+
+  it('loads every workspace with pages before any search, and the next write is searchable', async () => {
+    const t = await startTestApp(engine, { store });
+    try {
+      const index = await until(() => indexOf(t), (v) => v.loading === 0 && v.workspaces === 2);
+      expect(index.pages).toBe(3);
+      expect((await harbour(t, KEYS.read)).map((r) => r.content).sort()).toEqual([
+        'Pilot boats meet tankers at the harbour mouth.',
+        'Tidal charts for the northern harbour.',
+      ]);
+      const res = await call(t.app, 'POST', INGEST, { body: { embedding: vector(4010), content: 'A harbour master retires.' } });
+      expect(res.statusCode, res.body).toBe(201);
+      expect((await harbour(t, KEYS.read)).map((r) => r.content)).toContain('A harbour master retires.');
+      expect((await harbour(t, KEYS.other)).map((r) => r.content)).toEqual(['Harbour dues for the beta workspace.']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('with FOLIO_INDEX_PRELOAD=off loads a workspace at its first search only', async () => {
+    const t = await startTestApp(engine, { store, env: { FOLIO_INDEX_PRELOAD: 'off' } });
+    try {
+      expect(await indexOf(t)).toMatchObject({ workspaces: 0, loading: 0 });
+      expect(await harbour(t, KEYS.other)).toHaveLength(1);
+      expect(await indexOf(t)).toMatchObject({ workspaces: 1, loading: 0, pages: 1 });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('closes while the workspaces load', async () => {
+    const t = await startTestApp(engine, { store });
+    await t.close();
+    expect(t.runtime.index!.memory()).toMatchObject({ workspaces: 0, loading: 0 });
   });
 });

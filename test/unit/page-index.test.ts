@@ -11,6 +11,7 @@ import { keywordScore, semanticScore } from '../../src/search/scores.js';
 import { parseTsvector } from '../../src/search/tsvector.js';
 import { normalizeVector } from '../../src/search/vectors.js';
 import { deleteDocuments, insertDocument, insertPages } from '../../src/store/documents.js';
+import { until } from '../helpers/poll.js';
 import { ENGINES, openTestStore, type TestStore } from '../helpers/stores.js';
 
 const WORDS = ['wing', 'flow', 'shock', 'boundary', 'layer', 'heat', 'transfer', 'pressure', 'drag', 'lift', 'nozzle', 'plate'];
@@ -201,6 +202,24 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     const memory = index.memory();
     expect(memory.pages).toBe(live.length);
     expect(memory.vectorBytes / 6144).toBe(live.filter((p) => p.has_embedding).length);
+  }, 120_000);
+
+  it('loads a workspace before its first search when preloaded, and a close stops a load under way', async () => {
+    const warm = new PageIndex(store, pool);
+    try {
+      await warm.preload([workspaceId]);
+      expect(warm.memory()).toMatchObject({ workspaces: 1, loading: 0, pages: (await livePages()).length });
+      for (const [text, alpha] of queries) await expectReference(await queryOf(text, alpha), warm);
+    } finally {
+      await warm.close();
+    }
+    const closing = new PageIndex(store, pool);
+    const preloading = closing.preload([workspaceId]);
+    // Once the query lexicon is read, the load starts; it has more than one batch to read.
+    await until(() => Promise.resolve(closing.memory().loading), (loading) => loading === 1);
+    await closing.close();
+    await preloading;
+    expect(closing.memory()).toMatchObject({ workspaces: 0, loading: 0 });
   }, 120_000);
 
   it('lets writes through while a workspace loads, and answers as the reference with them', async () => {

@@ -25,6 +25,7 @@ const VectorIndexMemory = Type.Object(
     reservedBytes: Type.Integer({ description: 'Address space the vector matrices have grown to (untouched pages take no RAM)' }),
     postings: Type.Integer({ description: 'Postings (page, lexeme) of the keyword index' }),
     keywordBytes: Type.Integer({ description: "Bytes of the keyword index's postings and per-page arrays" }),
+    loading: Type.Integer({ description: 'Workspaces whose index is being loaded (at start-up, or by a first search)' }),
   },
   { additionalProperties: true },
 );
