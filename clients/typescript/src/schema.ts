@@ -698,6 +698,8 @@ export interface operations {
                             postings: number;
                             /** @description Bytes of the keyword index's postings and per-page arrays */
                             keywordBytes: number;
+                            /** @description Workspaces whose index is being loaded (at start-up, or by a first search) */
+                            loading: number;
                         } & {
                             [key: string]: unknown;
                         };
