@@ -91,7 +91,7 @@ export async function workspacesWithPages(db: Kysely<Database>): Promise<number[
 export async function loadIndexedPages(
   db: Kysely<Database>,
   workspaceId: number,
-  onBatch: (count: number, batch: IndexedPage[]) => void,
+  onBatch: (count: number, batch: IndexedPage[]) => void | Promise<void>,
   readPages: PageReader,
 ): Promise<ReadPosition> {
   const snap = await sql<{ snapshot: string; xmin: string; count: string }>`
@@ -111,7 +111,7 @@ export async function loadIndexedPages(
     next.catch(() => undefined);
     // node-postgres sends the statement a few promise jobs from now: let it go out first.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    onBatch(Number(count), rows);
+    await onBatch(Number(count), rows);
   }
   return { snapshot, xmin };
 }
