@@ -118,7 +118,7 @@ interface EligibleDocuments {
 export class PageIndex {
   private readonly workspaces = new Map<number, Promise<WorkspacePages>>();
   private readonly loaded = new Set<WorkspacePages>();
-  /** Set by close(): a load under way stops at its next batch, and preload() at its next workspace. */
+  /** Set by close(): a load under way stops at its next slice of pages, and preload() before its next workspace. */
   private closed = false;
   private readonly eligible = new LruMap<string, EligibleDocuments>(FILTERS_CACHED);
   /**
@@ -431,7 +431,7 @@ export class PageIndex {
 
   async close(): Promise<void> {
     this.closed = true;
-    // A load under way ends at its next batch; its workspace must be closed below, not after.
+    // A load under way stops at its next slice; wait for it, so that nothing reads the store after this.
     await Promise.allSettled(this.workspaces.values());
     for (const ws of this.loaded) {
       this.pool.release(ws.matrix);
