@@ -1,7 +1,8 @@
 // Hybrid page search over HTTP, on both engines: the scoring rules checked numerically
 // against reference scores computed here (cosines in float64, full-text ranks from SQL),
 // ordering and cut-offs, absolute scores, freshness after ingest and delete, workspace
-// isolation, filters under every alpha, validation, authentication and the response shape.
+// isolation, filters under every alpha, validation, authentication and the response shape;
+// the index loaded at start-up (or at the first search with FOLIO_INDEX_PRELOAD=off).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,6 +1,7 @@
 // The page index against a brute-force reference on a real store, on both engines: exact
 // hybrid ranking, filters by document, pages without embeddings, and the same answers after
-// thousands of pages are deleted (swap-removed rows, compacted slots) and others added.
+// thousands of pages are deleted (swap-removed rows, compacted slots) and others added; a
+// preload, and a close during a load.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
