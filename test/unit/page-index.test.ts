@@ -221,6 +221,10 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     await closing.close();
     await preloading;
     expect(closing.memory()).toMatchObject({ workspaces: 0, loading: 0 });
+    // A closed index loads nothing more: a preload returns at once, a search's load fails.
+    await closing.preload([workspaceId]);
+    expect(closing.memory()).toMatchObject({ workspaces: 0, loading: 0 });
+    await expect(closing.search(workspaceId, await queryOf('shock wave', 0.5))).rejects.toThrow(/closed during a load/);
   }, 120_000);
 
   it('lets writes through while a workspace loads, and answers as the reference with them', async () => {
