@@ -372,13 +372,13 @@ export class PageIndex {
           ws.matrix.reserve(embedded);
           for (let i = 0; i < batch.length; i += LOAD_SLICE) {
             if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-            if (this.closed) throw new Error('The page index was closed during a load');
+            this.assertOpen();
             ws.addAll(batch.slice(i, i + LOAD_SLICE));
           }
         },
         this.readPages,
       );
-      if (this.closed) throw new Error('The page index was closed during a load');
+      this.assertOpen();
     } catch (error) {
       ws.close();
       throw error;
@@ -427,6 +427,11 @@ export class PageIndex {
     ws.nextCatchUp = run;
     ws.lastCatchUp = run.catch(() => undefined).finally(() => (ws.catchingUp = false));
     return run;
+  }
+
+  /** Ends a load once close() has been called: nothing is read or kept after it. */
+  private assertOpen(): void {
+    if (this.closed) throw new Error('The page index was closed during a load');
   }
 
   async close(): Promise<void> {

@@ -885,10 +885,4 @@ describe.each(ENGINES)('the page index at start-up on %s', (engine) => {
       await t.close();
     }
   });
-
-  it('closes while the workspaces load', async () => {
-    const t = await startTestApp(engine, { store });
-    await t.close();
-    expect(t.runtime.index!.memory()).toMatchObject({ workspaces: 0, loading: 0 });
-  });
 });
