@@ -118,11 +118,12 @@ describe.each(ENGINES)('acknowledged writes across SIGKILL (%s)', { timeout: 300
     for (let round = 0; round < KILLS; round++) {
       const server: Server = await startServer(env);
       const writers = Array.from({ length: CLIENTS }, (_, c) => writeUntilDead(server.url, c, round, acked));
-      // Killed after a count of acknowledged writes, not a fixed time, so a slow machine still
-      // kills mid-stream with enough acknowledged to check.
+      // Killed after a while of writing and a count of acknowledged writes, so that a slow
+      // machine also kills mid-stream with enough acknowledged to check.
       const enough = ACKED_PER_ROUND * (round + 1);
       const started = Date.now();
-      while (acked.versions.size + acked.deleted.size < enough && Date.now() - started < 120_000) {
+      const writing = () => Date.now() - started;
+      while ((acked.versions.size + acked.deleted.size < enough || writing() < 1500 + 500 * round) && writing() < 120_000) {
         await new Promise((r) => setTimeout(r, 10));
       }
       await server.stop('SIGKILL');
