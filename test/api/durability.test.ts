@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vector } from '../helpers/app.js';
+import { until } from '../helpers/poll.js';
 import { startServer, type Server } from '../helpers/process.js';
 import { ENGINES, POSTGRES_URL, createSchema, dropSchema, migratedDataDir, newSchemaName } from '../helpers/stores.js';
 
@@ -120,14 +121,17 @@ describe.each(ENGINES)('acknowledged writes across SIGKILL (%s)', { timeout: 300
       const writers = Array.from({ length: CLIENTS }, (_, c) => writeUntilDead(server.url, c, round, acked));
       // Killed after a while of writing and a count of acknowledged writes, so that a slow
       // machine also kills mid-stream with enough acknowledged to check.
-      const enough = ACKED_PER_ROUND * (round + 1);
       const started = Date.now();
-      const writing = () => Date.now() - started;
-      while ((acked.versions.size + acked.deleted.size < enough || writing() < 1500 + 500 * round) && writing() < 120_000) {
-        await new Promise((r) => setTimeout(r, 10));
+      try {
+        await until(
+          async () => acked.versions.size + acked.deleted.size,
+          (count) => count >= ACKED_PER_ROUND * (round + 1) && Date.now() - started >= 1500 + 500 * round,
+          120_000,
+        );
+      } finally {
+        await server.stop('SIGKILL');
+        await Promise.all(writers);
       }
-      await server.stop('SIGKILL');
-      await Promise.all(writers);
     }
     expect(acked.versions.size + acked.deleted.size).toBeGreaterThanOrEqual(ACKED_PER_ROUND * KILLS - CLIENTS);
     const restarted = await startServer(env);
