@@ -23,6 +23,8 @@ export interface Config {
   rateLimit: number;
   /** Largest accepted JSON body in bytes. */
   bodyLimit: number;
+  /** Deadline for receiving a whole request, body included; a slower one is answered 408 (FOLIO_REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
   logLevel: string;
   openaiApiKey: string | null;
   openaiBaseUrl: string | null;
@@ -137,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeys: parseApiKeys(env.FOLIO_API_KEYS),
     rateLimit: parseInteger(env, 'FOLIO_RATE_LIMIT', 600, 0),
     bodyLimit: parseInteger(env, 'FOLIO_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    requestTimeoutMs: parseInteger(env, 'FOLIO_REQUEST_TIMEOUT_MS', 300_000, 100),
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     openaiApiKey: nonEmpty(env.OPENAI_API_KEY),
     openaiBaseUrl: nonEmpty(env.OPENAI_BASE_URL),

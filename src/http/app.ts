@@ -8,6 +8,7 @@ import { parseRequestJson } from '../text/json-text.js';
 import { ValidationError, errors } from '../errors.js';
 import { VERSION } from '../version.js';
 import { registerAuth } from './auth.js';
+import { registerBodyLimit } from './body-limit.js';
 import { errorBody } from './envelope.js';
 import type { AppDeps } from './deps.js';
 import { registerConsole } from './console.js';
@@ -32,6 +33,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
     logger: deps.logger === false ? false : { level: config.logLevel },
     bodyLimit: config.bodyLimit,
+    // A deadline for a whole request (Node's default, which Fastify turns off). Node checks its
+    // deadlines on an interval, so the interval is a fraction of the deadline; and it swaps a
+    // headers deadline longer than the request's into the request's, so that one is bounded too.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.requestTimeoutMs / 4)),
+    },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
@@ -98,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  registerBodyLimit(app, config.maxFileBytes);
   registerAuth(app, deps.keys, deps.rateLimiter);
   if (deps.metrics && config.metricsToken) deps.metrics.register(app, config.metricsToken);
   await app.register(healthRoutes(deps));

@@ -1,10 +1,11 @@
 // The single error renderer: every failure leaves the service through here, in the
 // documented shape (envelope, bare service error, or 422 detail), never with a stack trace.
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ValidationError, errors } from '../errors.js';
 import { StoreError } from '../store/errors.js';
+import { rawAnswer } from './body-limit.js';
 import { errorBody, validationBody, type ResponseShape } from './envelope.js';
 import { RequestValidationError, locateInRoute } from './validation.js';
 
@@ -144,12 +145,6 @@ export function handleClientError(error: Error & { code?: string }, socket: Dupl
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? errors.requestTimeout()
         : errors.invalidRequest('The HTTP request is malformed');
-  const body = JSON.stringify(errorBody('envelope', known));
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${known.status} ${STATUS_CODES[known.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  }
+  if (socket.writable) socket.write(rawAnswer(known.status, JSON.stringify(errorBody('envelope', known))));
   socket.destroy(error);
 }

@@ -12,6 +12,30 @@ export interface UploadStore {
   discard(upload: StoredUpload): Promise<void>;
 }
 
+/** The limits of a form of one file and short text fields. */
+export interface FormLimits {
+  fileBytes: number;
+  fields: number;
+  fieldBytes: number;
+  parts: number;
+}
+
+// A part's boundary and headers (its name, file name, type) beside its content.
+const PART_HEADER_BYTES = 8 * 1024;
+
+/**
+ * busboy's limits for the form. One byte over the file limit lets the blob store see the file
+ * is too large (busboy would otherwise truncate it silently at the limit).
+ */
+export function multipartLimits(form: FormLimits) {
+  return { fileSize: form.fileBytes + 1, files: 1, fields: form.fields, fieldSize: form.fieldBytes, parts: form.parts };
+}
+
+/** The most a whole form can take: the file, every field at its limit, and each part's headers. */
+export function formBodyLimit(form: FormLimits): number {
+  return form.fileBytes + form.fields * form.fieldBytes + form.parts * PART_HEADER_BYTES;
+}
+
 export interface UploadForm {
   upload: StoredUpload | null;
   fields: Record<string, string>;

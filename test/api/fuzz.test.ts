@@ -1,6 +1,9 @@
 // Malformed requests over every route of /openapi.json, generated with fast-check from a
 // fixed seed: no answer may be a 5xx, every error body must be in the documented shape, and
-// the service must still be healthy and searchable afterwards. Runs on both engines.
+// the service must still be healthy and searchable afterwards. Over a real socket, a body
+// declared over its route's limit is refused at once and one that arrives too slowly times
+// out. Runs on both engines.
+import net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, call, startTestApp, vector, type TestApp } from '../helpers/app.js';
@@ -9,13 +12,50 @@ import { ENGINES } from '../helpers/stores.js';
 
 const SEED = 20261124;
 const RUNS = Number(process.env.FOLIO_FUZZ_RUNS ?? 2200);
+const REQUEST_TIMEOUT_MS = 1500;
+
+interface SocketAnswer {
+  text: string;
+  /** When the answer's first byte came, in ms after the request was sent. */
+  answeredMs: number;
+  /** When the server closed its side, in ms after the request was sent. */
+  closedMs: number;
+}
+
+/** Sends `head` and `body` and keeps the socket open (a client still sending), until the server ends it. */
+function sendAndHold(port: number, head: string, body: string, giveUpMs: number): Promise<SocketAnswer> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    let text = '';
+    let answeredMs = -1;
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(head + body));
+    const giveUp = setTimeout(() => {
+      socket.destroy();
+      resolve({ text, answeredMs, closedMs: Infinity });
+    }, giveUpMs);
+    socket.on('data', (chunk) => {
+      if (answeredMs < 0) answeredMs = performance.now() - started;
+      text += chunk.toString();
+    });
+    socket.on('end', () => {
+      clearTimeout(giveUp);
+      socket.destroy();
+      resolve({ text, answeredMs, closedMs: performance.now() - started });
+    });
+    socket.on('error', reject);
+  });
+}
+
+function bodyOf(answer: string): Record<string, unknown> {
+  return JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+}
 
 describe.each(ENGINES)('malformed requests over every route (%s)', (engine) => {
   let t: TestApp;
   let routes: Route[];
 
   beforeAll(async () => {
-    t = await startTestApp(engine, { env: { FOLIO_OCR: 'off' } });
+    t = await startTestApp(engine, { env: { FOLIO_OCR: 'off', FOLIO_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) } });
     const seeded = await call(t.app, 'POST', '/api/v1/documents/ingest/embedding', {
       body: { embedding: vector(1), content: 'hello world from the fuzz seed', external_id: 'e1', metadata: { k: 'a'.repeat(30000), n: 1, tags: ['x'] } },
     });
@@ -47,6 +87,34 @@ describe.each(ENGINES)('malformed requests over every route (%s)', (engine) => {
     expect([...problems.entries()].map(([k, v]) => `${k}\n    ${v}`)).toEqual([]);
     expect(covered.size).toBe(routes.length);
   }, 600_000);
+
+  it('refuses a body declared over the limit at once on every route that takes one, and closes the connection', async () => {
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (t.app.server.address() as net.AddressInfo).port;
+    const withBody = routes.filter((route) => route.json || route.multipart);
+    expect(withBody.length).toBeGreaterThan(10);
+    for (const route of withBody) {
+      const path = route.path.replace(/\{\w+\}/g, 'some-id');
+      const type = route.multipart ? 'multipart/form-data; boundary=x' : 'application/json';
+      const head = `${route.method} ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${KEYS.admin}\r\nContent-Type: ${type}\r\nContent-Length: 10737418240\r\n\r\n`;
+      const answer = await sendAndHold(port, head, '{"a":1}', 5000);
+      const where = `${route.method} ${route.path}`;
+      expect(answer.text.split('\r\n')[0], where).toBe('HTTP/1.1 413 Payload Too Large');
+      expect(answer.answeredMs, where).toBeLessThan(1000);
+      expect(answer.closedMs, where).toBeLessThan(1000);
+      expect(JSON.stringify(bodyOf(answer.text)), where).toContain('PAYLOAD_TOO_LARGE');
+    }
+  });
+
+  it('answers a body that arrives too slowly with a 408 after the request deadline, in the envelope', async () => {
+    const port = (t.app.server.address() as net.AddressInfo).port;
+    const head = `POST /api/v1/documents/search/pages HTTP/1.1\r\nHost: x\r\nX-API-Key: ${KEYS.read}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`;
+    const answer = await sendAndHold(port, head, '{"query":', 20_000);
+    expect(answer.text.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
+    expect(bodyOf(answer.text)).toMatchObject({ success: false, error: { error_code: 'REQUEST_TIMEOUT' } });
+    expect(answer.closedMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50);
+    expect(answer.closedMs).toBeLessThan(REQUEST_TIMEOUT_MS * 2 + 1000);
+  });
 
   it('is healthy and searchable afterwards', async () => {
     expect((await t.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);

@@ -18,7 +18,7 @@ import {
   documentedForm,
   envelopeErrors,
 } from '../schemas.js';
-import { readUploadForm } from '../upload-form.js';
+import { formBodyLimit, multipartLimits, readUploadForm } from '../upload-form.js';
 
 const tags = ['extractions'];
 
@@ -90,10 +90,8 @@ const FIELD_LIMIT_BYTES = 64 * 1024;
 export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
   const { extractions, uploads } = deps.services;
   return routePlugin(async (app) => {
-    await app.register(multipart, {
-      limits: { fileSize: deps.config.maxFileBytes + 1, files: 1, fields: 10, fieldSize: FIELD_LIMIT_BYTES, parts: 15 },
-      throwFileSizeLimit: false,
-    });
+    const form = { fileBytes: deps.config.maxFileBytes, fields: 10, fieldBytes: FIELD_LIMIT_BYTES, parts: 15 };
+    await app.register(multipart, { limits: multipartLimits(form), throwFileSizeLimit: false });
     app.post(
       '/extractions',
       {
@@ -165,6 +163,7 @@ export function extractionRoutes(deps: AppDeps): FastifyPluginAsync {
       '/extractions/run/file',
       {
         config: { scope: 'write', shape: 'data', swaggerTransform: documentedForm(Type.Object({ extraction_id: Id, file: UploadedFile })) },
+        bodyLimit: formBodyLimit(form),
         schema: {
           operationId: 'runExtractionOnFile',
           tags,

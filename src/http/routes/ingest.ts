@@ -6,7 +6,7 @@ import type { FastifyPluginAsync, FastifyTypeProviderDefault } from 'fastify';
 import { errors } from '../../errors.js';
 import { routePlugin, type AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
-import { readUploadForm } from '../upload-form.js';
+import { formBodyLimit, multipartLimits, readUploadForm } from '../upload-form.js';
 import {
   ApiKeyHeader,
   Envelope,
@@ -45,16 +45,13 @@ const OriginalFile = {
 export function ingestRoutes(deps: AppDeps): FastifyPluginAsync {
   const { ingest, uploads } = deps.services;
   return routePlugin(async (app) => {
-    // One byte over the limit lets the blob store see the file is too large (busboy would
-    // otherwise truncate it silently at the limit).
-    await app.register(multipart, {
-      limits: { fileSize: deps.config.maxFileBytes + 1, files: 1, fields: 20, fieldSize: FIELD_LIMIT_BYTES, parts: 25 },
-      throwFileSizeLimit: false,
-    });
+    const form = { fileBytes: deps.config.maxFileBytes, fields: 20, fieldBytes: FIELD_LIMIT_BYTES, parts: 25 };
+    await app.register(multipart, { limits: multipartLimits(form), throwFileSizeLimit: false });
     app.post(
       '/documents/ingest',
       {
         config: { scope: 'write', swaggerTransform: documentedForm(IngestForm) },
+        bodyLimit: formBodyLimit(form),
         schema: {
           operationId: 'ingestFile',
           tags,

@@ -1,0 +1,68 @@
+// A request whose Content-Length declares more than its route takes is answered 413 at once,
+// before auth and before any of the body is read, and its connection is closed after the
+// answer: reading (or waiting for) a body that will be refused anyway only ties up a socket.
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errors, type AppError } from '../errors.js';
+import { errorBody, type ResponseShape } from './envelope.js';
+
+/** An HTTP/1.1 answer written straight to a socket, for answers Fastify's reply cannot give. */
+export function rawAnswer(status: number, body: string, headers: Record<string, string> = {}): string {
+  const lines = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    'Connection: close',
+  ];
+  return `${lines.join('\r\n')}\r\n\r\n${body}`;
+}
+
+// After the answer, what the client still sends is read and thrown away for a while (as a
+// web server's lingering close does): closing a socket with unread data resets it, and the
+// reset can destroy the answer before the client has read it.
+const LINGER_MS = 5_000;
+
+function lingerThenClose(raw: IncomingMessage, socket: Socket, maxBytes: number): void {
+  let seen = 0;
+  const close = () => {
+    clearTimeout(timer);
+    socket.destroy();
+  };
+  const timer = setTimeout(close, LINGER_MS);
+  raw.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > maxBytes) close();
+  });
+  raw.once('end', close).once('error', close);
+  socket.once('end', close).once('close', () => clearTimeout(timer));
+  raw.resume();
+}
+
+function refuseAtOnce(request: FastifyRequest, reply: FastifyReply, error: AppError, lingerBytes: number): void {
+  reply.hijack();
+  const socket = request.raw.socket;
+  const shape: ResponseShape = request.routeOptions.config?.shape ?? 'envelope';
+  request.log.info({ statusCode: error.status, declared: request.headers['content-length'] }, 'declared body over the limit refused');
+  socket.write(rawAnswer(error.status, JSON.stringify(errorBody(shape, error)), { 'x-request-id': request.id }));
+  // Half-closes: the answer and a FIN go out, and the socket still reads until lingering ends.
+  socket.end();
+  lingerThenClose(request.raw, socket, lingerBytes);
+}
+
+/**
+ * Registers the check; it must come before auth so a refused body costs no key lookup.
+ * `lingerBytes` bounds what is read and discarded after the answer.
+ */
+export function registerBodyLimit(app: FastifyInstance, lingerBytes: number): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    const declared = Number(request.headers['content-length']);
+    const limit = request.routeOptions.bodyLimit;
+    if (limit !== undefined && declared > limit) {
+      refuseAtOnce(request, reply, errors.payloadTooLarge(limit), lingerBytes);
+      return;
+    }
+    done();
+  });
+}
