@@ -258,6 +258,9 @@ export class PageIndex {
       const slot = hits.slots[h];
       const row = cosines ? ws.slotRow[slot] : -1;
       const at = row < 0 ? undefined : rows ? positionIn(rows, row) : row;
+      // A page appended after the scan began (its row beyond the scanned ones, or missing from
+      // the filter's rows computed before it) is left to the next search, whole.
+      if (row >= 0 && (at === undefined || at >= cosines!.length)) continue;
       if (at !== undefined) unmatched[at] = 0;
       slots[count] = slot;
       semantic[count] = at === undefined ? 0 : semanticScore(cosines![at]);
@@ -415,7 +418,13 @@ export class PageIndex {
         }
       }
       const pages = inserted.size > 0 ? await indexedPages(this.readPages, [...inserted]) : [];
-      if (deleted.length > 0 || pages.length > 0) {
+      if (deleted.length === 0 && ws.appendsInPlace(pages.length)) {
+        // Appends move nothing a search in flight holds (its scan covers the rows it began
+        // with, and rank() skips pages added after), so they need not wait for those searches:
+        // under steady ingestion, waiting for them held every catch-up, and every search
+        // arriving meanwhile, for a scan or two.
+        ws.addAll(pages);
+      } else if (deleted.length > 0 || pages.length > 0) {
         await ws.gate.write(() => {
           for (const pageId of deleted) ws.remove(pageId);
           ws.addAll(pages);

@@ -61,6 +61,14 @@ export class WorkspacePages {
     this.texts = ContentFile.open(contentDir);
   }
 
+  /**
+   * Whether adding `count` pages leaves every row and slot a search in flight holds where it
+   * is: appends do, unless the slots run out and compaction renumbers them.
+   */
+  appendsInPlace(count: number): boolean {
+    return this.slotPage.length + count < MAX_SLOTS;
+  }
+
   /** Adds the pages not already held; their contents go to the content file in one write. */
   addAll(pages: readonly IndexedPage[]): void {
     const seen = new Set<number>();

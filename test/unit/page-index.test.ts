@@ -249,4 +249,29 @@ describe.each(ENGINES)('page index on %s', (engine) => {
       await fresh.close();
     }
   }, 120_000);
+
+  it('adds pages without waiting for a search in flight, which ranks the pages its scan began with', async () => {
+    const text = 'boundary layer heat';
+    // Caught up first: a deletion still to apply would wait for the search in flight.
+    await index.search(workspaceId, await queryOf(text, 0.5));
+    const slow = await queryOf(text, 0.5);
+    const terms = await slow.terms;
+    const before = await reference(slow);
+    // A hybrid whose lexemes arrive long after its scan: it holds the index until they do.
+    let release!: () => void;
+    const late = new Promise<typeof terms>((resolve) => (release = () => resolve(terms)));
+    const inFlight = index.search(workspaceId, { ...slow, terms: late });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Pages 2451-2459, each with an embedding and the query's words.
+    await addDocuments(2451, 2460);
+    let settled = false;
+    void inFlight.finally(() => (settled = true));
+    // This search catches up with the new pages and answers while the first still waits.
+    await expectReference(await queryOf(text, 0.5));
+    expect(settled).toBe(false);
+    release();
+    const got = await inFlight;
+    expect(got.map((r) => r.pageId)).toEqual(before.slice(0, slow.k).map((r) => r.pageId));
+    got.forEach((r, i) => expect(r.relevance).toBeCloseTo(before[i].relevance, 6));
+  }, 60_000);
 });
