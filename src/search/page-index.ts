@@ -49,6 +49,16 @@ interface RankedScores {
 
 export interface RankedPage extends SlotPage, RankedScores {}
 
+/** Cosines of every row a workspace held when a search began, scanned while its catch-up read the store. */
+interface EarlyScan {
+  cosines: Float32Array;
+  /** The workspace's removal count then: a removal since may have moved rows. */
+  removals: number;
+}
+
+/** What catchUp() answers when there is nothing to catch up with. */
+const CAUGHT_UP: Promise<void> = Promise.resolve();
+
 /** The best pages' scores and their slots, valid while the gate is held. */
 interface RankedCandidates {
   results: RankedScores[];
@@ -190,13 +200,42 @@ export class PageIndex {
       early.catch(() => undefined);
       await caughtUp;
       if (ws.generation === generation) return early;
-    } else {
-      await caughtUp;
+      return this.searchCaughtUp(workspaceId, ws, q);
     }
-    return this.searchCaughtUp(workspaceId, ws, q);
+    // While pages are being added, the catch-up waits for the store, which is busy with the
+    // writes: an unfiltered scan of the rows held meanwhile is kept, and once caught up only
+    // the rows added since are scored (unless a removal moved rows in between).
+    const early = caughtUp !== CAUGHT_UP && !q.filter && q.alpha > 0 ? this.scanEarly(ws, q) : null;
+    early?.catch(() => undefined);
+    await caughtUp;
+    return this.searchCaughtUp(workspaceId, ws, q, early ? await early.catch(() => null) : null);
   }
 
-  private async searchCaughtUp(workspaceId: number, ws: WorkspacePages, q: PageQuery): Promise<RankedPage[]> {
+  /** The cosines of every row the index holds now, copied, with the removal count they are valid for. */
+  private async scanEarly(ws: WorkspacePages, q: PageQuery): Promise<EarlyScan | null> {
+    const vector = await q.vector;
+    if (!vector) return null;
+    return ws.gate.read(async () => {
+      const removals = ws.removals;
+      const cosines = await this.pool.scoreWith(ws.matrix, vector, undefined, (scores) => scores.slice());
+      return { cosines, removals };
+    });
+  }
+
+  /** An early scan's cosines with the rows added since scored too, or null when a removal has moved rows. */
+  private async extendScan(ws: WorkspacePages, vector: Float32Array, early: EarlyScan): Promise<Float32Array | null> {
+    if (early.removals !== ws.removals) return null;
+    const held = early.cosines.length;
+    const rows = ws.matrix.rows;
+    if (rows === held) return early.cosines;
+    const added = await this.pool.score(ws.matrix, vector, Int32Array.from({ length: rows - held }, (_, i) => held + i));
+    const cosines = new Float32Array(rows);
+    cosines.set(early.cosines);
+    cosines.set(added, held);
+    return cosines;
+  }
+
+  private async searchCaughtUp(workspaceId: number, ws: WorkspacePages, q: PageQuery, early: EarlyScan | null = null): Promise<RankedPage[]> {
     const documents = q.filter ? await this.eligibleDocuments(workspaceId, ws, q.filter) : null;
     const vector = await q.vector;
     return ws.gate.read(async () => {
@@ -205,8 +244,11 @@ export class PageIndex {
       const hitsOf = (terms: readonly QueryTerm[]): KeywordHits =>
         alpha < 1 && terms.length > 0 ? ws.keyword.rank(terms, accepts) : NO_HITS;
       const rows = vector && alpha > 0 && documents ? ws.rowsOf(documents) : null;
+      const extended = vector && early && !rows ? await this.extendScan(ws, vector, early) : null;
       let ranked: RankedCandidates;
-      if (vector && alpha > 0) {
+      if (extended) {
+        ranked = this.rank(ws, q, hitsOf(await q.terms), null, extended);
+      } else if (vector && alpha > 0) {
         // The scan and the reading of the query's lexemes overlap. At alpha 1 the ranking
         // needs no lexemes; a hybrid whose lexemes are not read yet ranks from a copy of the
         // cosines (the pooled buffer is valid only during the callback).
@@ -399,7 +441,7 @@ export class PageIndex {
    */
   private catchUp(workspaceId: number, ws: WorkspacePages): Promise<void> {
     if (ws.nextCatchUp) return ws.nextCatchUp;
-    if (!ws.catchingUp && this.localWrites?.count === ws.seenWrites) return Promise.resolve();
+    if (!ws.catchingUp && this.localWrites?.count === ws.seenWrites) return CAUGHT_UP;
     const run = ws.lastCatchUp.then(async () => {
       ws.nextCatchUp = null;
       ws.catchingUp = true;

@@ -39,6 +39,8 @@ export class WorkspacePages {
   /** Document id -> slots of its pages (removed ones too, until compaction), for filters that select documents. */
   readonly documentSlots = new Map<number, number[]>();
   removed = 0;
+  /** Moves with every removal: a row's scores computed before may since belong to another page (swap-remove). */
+  removals = 0;
   /** Where the index last read the store: catch-ups read the changes since. */
   position: ReadPosition = { snapshot: '', xmin: '0' };
   /** The store's local write count when the last catch-up began reading. */
@@ -108,6 +110,7 @@ export class WorkspacePages {
     this.keyword.remove(slot);
     this.slotPage[slot] = -1;
     this.removed++;
+    this.removals++;
     if (this.texts.release(this.slotText[slot])) this.rewriteTexts();
     const row = this.slotRow[slot];
     if (row >= 0) {

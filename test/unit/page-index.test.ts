@@ -3,7 +3,7 @@
 // thousands of pages are deleted (swap-removed rows, compacted slots) and others added; a
 // preload, and a close during a load.
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
 import { ScanPool } from '../../src/search/kernel/index.js';
 import { RANK } from '../../src/search/keyword-index.js';
@@ -273,5 +273,28 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     const got = await inFlight;
     expect(got.map((r) => r.pageId)).toEqual(before.slice(0, slow.k).map((r) => r.pageId));
     got.forEach((r, i) => expect(r.relevance).toBeCloseTo(before[i].relevance, 6));
+  }, 60_000);
+
+  it('ranks as the reference while pages are added and removed between its scan and its catch-up', async () => {
+    const text = 'nozzle plate flow';
+    await addDocuments(2460, 2470);
+    await index.search(workspaceId, await queryOf(text, 0.5)); // saw changes: the next search scans early
+    const score = vi.spyOn(pool, 'score');
+    try {
+      const held = index.memory().vectorBytes / 6144;
+      await addDocuments(2470, 2480);
+      await expectReference(await queryOf(text, 0.5));
+      // Only the rows added after the early scan were scored again.
+      expect(score.mock.calls.some(([, , rows]) => rows?.[0] === held && rows.length === 9)).toBe(true);
+      score.mockClear();
+      // A removal moves rows: the early scan is dropped and the caught-up index scanned whole.
+      await deleteDocuments(store.db, workspaceId, documents.splice(-3));
+      await addDocuments(2480, 2482);
+      await expectReference(await queryOf(text, 0.5));
+      await expectReference(await queryOf(text, 1));
+      expect(score.mock.calls.filter(([, , rows]) => rows && rows.length < 20 && rows[0] >= held)).toEqual([]);
+    } finally {
+      score.mockRestore();
+    }
   }, 60_000);
 });
