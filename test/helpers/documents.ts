@@ -69,7 +69,7 @@ export function docx(body: string, title?: string, parts: Record<string, string 
 }
 
 /** A PDF of the given objects (1-based, "n 0 obj" added), with a correct xref table. */
-function pdf(objects: string[]): Uint8Array {
+export function pdf(objects: string[]): Uint8Array {
   let out = '%PDF-1.4\n';
   const offsets: number[] = [];
   objects.forEach((body, i) => {
@@ -83,8 +83,9 @@ function pdf(objects: string[]): Uint8Array {
   return new Uint8Array(Buffer.from(out, 'latin1'));
 }
 
-const stream = (content: string) => `<< /Length ${content.length} >>\nstream\n${content}\nendstream`;
-const FONT = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>';
+/** A stream object holding `content`, with `entries` added to its dictionary. */
+export const stream = (content: string, entries = '') => `<< /Length ${content.length}${entries} >>\nstream\n${content}\nendstream`;
+export const FONT = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>';
 
 /** One-page PDFs with text drawn by the given content stream (font /F1 = Helvetica). */
 export function textPdf(content: string, extra: { annots?: string; objects?: string[]; catalog?: string } = {}): Uint8Array {

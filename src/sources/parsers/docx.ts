@@ -7,7 +7,8 @@ import { parseHTML } from 'linkedom';
 import { containsUtf16, isOle2 } from './detect.js';
 import { htmlToText } from './html-text.js';
 import { paginate, sanitize, tidy } from './text-utils.js';
-import { ParseError, type ParsedDocument } from './types.js';
+import { isStackOverflow, ParseError, type ParsedDocument } from './types.js';
+import { xmlDepth } from './xml-depth.js';
 import { ZipArchive, ZipLimitError } from './zip.js';
 
 const PAGE_BREAK_CLASS = 'folio-page-break';
@@ -17,6 +18,10 @@ const STYLE_MAP = [`br[type='page'] => hr.${PAGE_BREAK_CLASS}`];
 // while a parse stays well inside the parser thread's memory limit.
 export const MAX_PART_BYTES = 64 * 1024 * 1024;
 export const MAX_PACKAGE_BYTES = 128 * 1024 * 1024;
+// mammoth converts each XML part with functions that call themselves once per element, so a
+// part nested past what the stack holds fails (about 900 levels on a main thread, tables in
+// tables). Real documents nest a few dozen levels; a table in a table adds three.
+export const MAX_DOCX_DEPTH = 256;
 
 /** The part of the package mammoth reads through (its `{file}` input). */
 interface MammothZip {
@@ -43,11 +48,13 @@ export async function parseDocx(bytes: Uint8Array): Promise<ParsedDocument> {
 
   const parts = new Map<string, string>();
   const readPart = (name: string): string => {
+    let data: Uint8Array;
     try {
-      return new TextDecoder().decode(zip.read(name, MAX_PART_BYTES));
+      data = zip.read(name, MAX_PART_BYTES);
     } catch (err) {
       throw tooLarge(err) ?? new ParseError(`The DOCX is damaged: its part ${name} cannot be read`, { cause: err });
     }
+    return shallow(name, new TextDecoder().decode(data));
   };
   parts.set(main, withBreaksBefore(readPart(main)));
   const file: MammothZip = {
@@ -62,7 +69,7 @@ export async function parseDocx(bytes: Uint8Array): Promise<ParsedDocument> {
         throw tooLarge(err) ?? err;
       }
       if (encoding === 'base64') return Buffer.from(data).toString('base64');
-      return encoding ? new TextDecoder(encoding).decode(data) : data;
+      return encoding ? shallow(name, new TextDecoder(encoding).decode(data)) : data;
     },
   };
 
@@ -76,7 +83,7 @@ export async function parseDocx(bytes: Uint8Array): Promise<ParsedDocument> {
     });
     html = result.value;
   } catch (err) {
-    if (err instanceof ParseError) throw err;
+    if (err instanceof ParseError || isStackOverflow(err)) throw err;
     const message = (err as Error)?.message ?? String(err);
     if (/main document part/i.test(message)) {
       throw new ParseError('The file is not a valid DOCX (zip archive without word/document.xml)', { cause: err });
@@ -93,6 +100,17 @@ export async function parseDocx(bytes: Uint8Array): Promise<ParsedDocument> {
     .split('\f')
     .flatMap((section) => paginate(tidy(sanitize(section))));
   return { format: 'docx', pages, title: coreTitle(zip) ?? firstHeading(document.body) };
+}
+
+/** The text of part `name`, unless its elements nest deeper than mammoth may be given. */
+function shallow(name: string, xml: string): string {
+  const depth = xmlDepth(xml);
+  if (depth > MAX_DOCX_DEPTH) {
+    throw new ParseError(
+      `The DOCX nests its elements ${depth.toLocaleString('en-US')} levels deep in ${name} (tables within tables, or the like); Folio reads at most ${MAX_DOCX_DEPTH} levels`,
+    );
+  }
+  return xml;
 }
 
 /** The failure a package that inflates beyond the limits ends with; null for other errors. */

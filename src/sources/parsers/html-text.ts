@@ -2,13 +2,15 @@
 // keeps the block structure: blocks become paragraphs separated by blank lines, <br> a line
 // break, list items "- item" / "1. item" lines, table rows "cell | cell" lines.
 
-const BLOCKS = new Set(
+/** Elements that stand as paragraphs of their own. */
+export const BLOCKS = new Set(
   (
     'address article aside blockquote body caption center details dialog div dl dd dt fieldset figcaption figure ' +
     'footer form h1 h2 h3 h4 h5 h6 header hgroup legend main menu nav ol p section summary ul'
   ).split(' '),
 );
-const SKIPPED = new Set(
+/** Elements whose content is not text to read. */
+export const SKIPPED = new Set(
   (
     'script style noscript template head title svg math iframe object embed canvas video audio picture ' +
     'map select option datalist button input textarea meta link base'
@@ -42,7 +44,7 @@ class TextBuilder {
 
   /** Preformatted text, kept as written (tabs and line breaks included). */
   pre(raw: string): void {
-    const text = raw.replace(/\r\n?/g, '\n').replace(/^\n+|\s+$/g, '');
+    const text = raw.replace(/\r\n?/g, '\n').replace(/^\n+/, '').trimEnd();
     if (!text) return;
     this.#write(text.replace(/\n/g, '\n' + this.indent));
   }

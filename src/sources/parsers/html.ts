@@ -1,8 +1,10 @@
 // HTML: the main content (Readability), else the body without its page chrome, as text.
+// Nesting deeper than MAX_HTML_DEPTH is flattened first (html-depth.ts).
 
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import { bomEncoding, decodeText } from './encoding.js';
+import { flattenHtml, nestingWork } from './html-depth.js';
 import { htmlToText } from './html-text.js';
 import { paginate, sanitize, tidy } from './text-utils.js';
 import type { ParsedDocument } from './types.js';
@@ -10,6 +12,9 @@ import type { ParsedDocument } from './types.js';
 // Readability's pick is trusted when it holds this much text, or a good share of the body's.
 const MIN_ARTICLE_CHARS = 200;
 const MIN_ARTICLE_SHARE = 0.5;
+// Past this nesting work (html-depth.ts) Readability would take seconds (1e7: 0.5-1 s, 35 times
+// a long Wikipedia article's); the body's text is read instead.
+const MAX_READABILITY_WORK = 1e7;
 
 const CHROME =
   'nav, header, footer, aside, script, style, noscript, form, [role="navigation"], [role="banner"], ' +
@@ -19,13 +24,16 @@ export function parseHtml(bytes: Uint8Array): ParsedDocument {
   let html = decodeHtml(bytes);
   // linkedom builds no implicit <html>/<body> around a bare fragment: add them.
   if (!/<(?:html|head|body)[\s>]/i.test(html)) html = `<!DOCTYPE html><html><head></head><body>${html}</body></html>`;
+  html = flattenHtml(html).html;
   const { document } = parseHTML(html);
   const pageTitle = cleanTitle(document.title);
   let article: { title?: string | null; content?: string | null; textContent?: string | null } | null = null;
-  try {
-    article = new Readability(document).parse();
-  } catch {
-    article = null; // Readability gives up on some odd documents: the fallback below takes over
+  if (document.documentElement && nestingWork(document.documentElement, MAX_READABILITY_WORK) <= MAX_READABILITY_WORK) {
+    try {
+      article = new Readability(document).parse();
+    } catch {
+      article = null; // Readability gives up on some odd documents: the fallback below takes over
+    }
   }
   let text = '';
   if (article?.content) text = tidy(htmlToText(parseHTML(`<!DOCTYPE html><html><body>${article.content}</body></html>`).document.body));

@@ -106,11 +106,12 @@ export async function parsePdf(
         onProgress?.(reported, total);
       }
     };
-    // Annotations cost a third of the extraction time: read them only where there are form fields.
-    const hasFields = await doc.getFieldObjects().then(
-      (fields) => fields !== null && Object.keys(fields).length > 0,
-      () => false,
-    );
+    // Annotations cost a third of the extraction time: read them only where there are form
+    // fields, as the document's properties say. Collecting the fields to know names each one
+    // after all its ancestors, minutes for a tree of fields 10,000 deep (pdfjs still does so
+    // for the first page with annotations).
+    const info = await documentInfo(doc);
+    const hasFields = info?.IsAcroFormPresent === true;
     for (let n = 1; n <= total && ocrError === null; n++) {
       let text = '';
       let textShare = 0;
@@ -176,7 +177,7 @@ export async function parsePdf(
       }
       throw new ParseError(`No text could be extracted: the PDF appears to be scanned images without a text layer, and ${OCR_OFF_HINT}`);
     }
-    const parsed: ParsedDocument = { format: 'pdf', pages: texts, title: await pdfTitle(doc) };
+    const parsed: ParsedDocument = { format: 'pdf', pages: texts, title: pdfTitle(info) };
     if (ocrPages.length > 0) parsed.ocrPages = ocrPages.sort((a, b) => a - b);
     if (unreadPages.length > 0) parsed.unreadPages = unreadPages;
     return parsed;
@@ -290,17 +291,21 @@ export function combineAccents(text: string): string {
 // Titles that are file names or identifiers ("sag-39-3-4-0902-21:sag-0", "Microsoft Word - x.doc").
 const JUNK_TITLE = /^untitled\b|\.(?:docx?|pdf|tex|dvi|indd|qxd|rtf|txt|ps)$|^[^\s]*[-_:.\d][^\s]*$/i;
 
-async function pdfTitle(doc: PdfDocument): Promise<string | null> {
+/** The document information dictionary as pdfjs gives it (with its IsAcroFormPresent); null if unreadable. */
+async function documentInfo(doc: PdfDocument): Promise<{ Title?: unknown; IsAcroFormPresent?: unknown } | null> {
   try {
-    const { info } = await doc.getMetadata();
-    const raw = (info as { Title?: unknown } | null)?.Title;
-    if (typeof raw !== 'string') return null;
-    const title = sanitize(raw)
-      .replace(/^Microsoft (?:Word|PowerPoint) - /, '')
-      .replace(/\s+/g, ' ')
-      .trim();
-    return title && !isGarbage(title) && !JUNK_TITLE.test(title) ? title : null;
+    return (await doc.getMetadata()).info as { Title?: unknown; IsAcroFormPresent?: unknown } | null;
   } catch {
     return null;
   }
+}
+
+function pdfTitle(info: { Title?: unknown } | null): string | null {
+  const raw = info?.Title;
+  if (typeof raw !== 'string') return null;
+  const title = sanitize(raw)
+    .replace(/^Microsoft (?:Word|PowerPoint) - /, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return title && !isGarbage(title) && !JUNK_TITLE.test(title) ? title : null;
 }

@@ -18,11 +18,14 @@ export function sanitize(text: string): string {
 
 /** Unix line ends, no trailing spaces, at most one blank line in a row, trimmed. */
 export function tidy(text: string): string {
+  // A run of spaces is matched from its start only: tried from each of its spaces, a long
+  // run that ends before text (a deeply indented line) would cost its length squared.
   return text
     .replace(/\r\n?/g, '\n')
-    .replace(/[ \t]+$/gm, '')
+    .replace(/(?<![ \t])[ \t]+$/gm, '')
     .replace(/\n{3,}/g, '\n\n')
-    .replace(/^\n+|\s+$/g, '');
+    .replace(/^\n+/, '')
+    .trimEnd();
 }
 
 /**

@@ -61,17 +61,32 @@ function referenceLabels(markdown: string): Set<string> {
   return new Set(Array.from(markdown.matchAll(DEFINITION), (m) => labelKey(m[1])));
 }
 
+// Link and image texts hold no bracket: tried from each "[" of a line of thousands with no
+// "]", a text that may hold "[" would be scanned to the line's end each time.
 function stripInline(text: string, labels: Set<string> = new Set()): string {
-  const stripped = text
-    .replace(/<!--[\s\S]*?-->/g, '')
+  const stripped = stripComments(text)
     .replace(/^ {0,3}\[[^\]\n]+\]:\s*\S+(?:\s+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$/gm, '')
-    .replace(/!\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+"[^"\n]*")?\)/g, '$1')
-    .replace(/!\[([^\]\n]*)\]\[[^\]\n]*\]/g, '$1')
-    .replace(/\[([^\]\n]+)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+"[^"\n]*")?\)/g, '$1')
-    .replace(/\[([^\]\n]+)\]\[[^\]\n]*\]/g, '$1');
+    .replace(/!\[([^[\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+"[^"\n]*")?\)/g, '$1')
+    .replace(/!\[([^[\]\n]*)\]\[[^[\]\n]*\]/g, '$1')
+    .replace(/\[([^[\]\n]+)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+"[^"\n]*")?\)/g, '$1')
+    .replace(/\[([^[\]\n]+)\]\[[^[\]\n]*\]/g, '$1');
   if (labels.size === 0) return stripped;
   // Shortcut references ("[Haskell]") only where the label is defined, so that "[x]" or "[1]" stay.
-  return stripped.replace(/\[([^\]\n]+)\](?![(:[])/g, (all, label: string) => (labels.has(labelKey(label)) ? label : all));
+  return stripped.replace(/\[([^[\]\n]+)\](?![(:[])/g, (all, label: string) => (labels.has(labelKey(label)) ? label : all));
+}
+
+/** Without HTML comments; one left open stays (a regex would look for its end from every "<!--"). */
+function stripComments(text: string): string {
+  const kept: string[] = [];
+  let from = 0;
+  for (let open = text.indexOf('<!--'); open >= 0; open = text.indexOf('<!--', from)) {
+    const close = text.indexOf('-->', open + 4);
+    if (close < 0) break;
+    kept.push(text.slice(from, open));
+    from = close + 3;
+  }
+  kept.push(text.slice(from));
+  return kept.join('');
 }
 
 /** A `title:` in YAML front matter, else the first level-1 heading (ATX or setext). */
@@ -89,13 +104,21 @@ export function markdownTitle(markdown: string): string | null {
       continue;
     }
     if (fence) continue;
-    const atx = /^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$/.exec(lines[i]);
-    if (atx) return clean(atx[1]);
+    const atx = /^ {0,3}#[ \t]+(.+)$/.exec(lines[i]);
+    if (atx) return clean(atxText(atx[1]));
     if (i > 0 && /^ {0,3}=+[ \t]*$/.test(lines[i]) && lines[i - 1].trim() && !/^\s*(?:[-*+]|\d+\.)\s/.test(lines[i - 1])) {
       return clean(lines[i - 1]);
     }
   }
   return null;
+}
+
+/**
+ * A heading's text without its closing "#"s and trailing blanks. Runs of blanks are matched
+ * from their start only, so that a long run inside the heading costs its length, not its square.
+ */
+function atxText(heading: string): string {
+  return heading.replace(/(?<![ \t])[ \t]+$/, '').replace(/(?<=[^ \t])[ \t]+#+$/, '');
 }
 
 function clean(title: string): string | null {

@@ -33,3 +33,8 @@ export class ParseError extends Error {
     this.name = 'ParseError';
   }
 }
+
+/** Whether `err` is V8's "Maximum call stack size exceeded". */
+export function isStackOverflow(err: unknown): boolean {
+  return err instanceof RangeError && /call stack/i.test(err.message);
+}
