@@ -2,13 +2,13 @@
 // on both engines: a DOCX part that inflates past its cap, parts that inflate past the
 // package's cap together; a real DOCX beside them still reads. Files nested far deeper than
 // real documents are read (HTML flattened at 512 levels, Markdown, PDFs) or refused at once
-// (DOCX past 256 levels), in one attempt and within seconds.
+// (DOCX past 256 levels, PDF form fields past 256), in one attempt and within seconds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PACKAGE_BYTES, MAX_PART_BYTES } from '../../src/sources/parsers/docx.js';
 import { call, startTestApp, type TestApp } from '../helpers/app.js';
 import { W, docx, para, pagesPdf } from '../helpers/documents.js';
 import { multipartBody } from '../helpers/multipart.js';
-import { deepFieldsPdf, deepHtml, deepListMarkdown, deepOutlinePdf, deepQuotesMarkdown, nestedFormsPdf, nestedTablesDocx } from '../helpers/nesting.js';
+import { deepFieldsPdf, deepHtml, deepListMarkdown, deepOutlinePdf, deepQuotesMarkdown, deepWidgetFieldsPdf, nestedFormsPdf, nestedTablesDocx } from '../helpers/nesting.js';
 import { ENGINES } from '../helpers/stores.js';
 import { waitForTask } from '../helpers/tasks.js';
 
@@ -130,6 +130,14 @@ describe.each(ENGINES)('parse limits on %s', (engine) => {
     ] as const) {
       expect(await ingestOnce(name, bytes), name).toMatchObject({ status: 'COMPLETED', content: 'Text of the page.' });
     }
+  });
+
+  it('fails a PDF whose form fields, shown on its page, nest 10,000 deep at once, saying how deep', async () => {
+    const outcome = await ingestOnce('widgets.pdf', deepWidgetFieldsPdf(10_000));
+    expect(outcome).toMatchObject({
+      status: 'FAILED',
+      message: 'Could not read widgets.pdf: The PDF nests its form fields 10,000 levels deep; Folio reads at most 256 levels',
+    });
   });
 
   it('reads Markdown nested 1,000 list levels and 100,000 quotes deep', async () => {

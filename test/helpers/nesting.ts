@@ -20,8 +20,8 @@ export function nestedTablesDocx(depth: number): Uint8Array {
 }
 
 const PAGE_TEXT = 'BT /F1 12 Tf 72 720 Td (Text of the page.) Tj ET';
-const page = (entries: string) =>
-  `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >>${entries} >> >>`;
+const page = (resources: string, entries = '') =>
+  `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >>${resources} >>${entries} >>`;
 
 /**
  * A page that draws "Text of the page." and form XObject 6, which draws form 7, and so on
@@ -73,6 +73,29 @@ export function deepFieldsPdf(depth: number): Uint8Array {
   ];
   for (let k = 0; k < depth; k++) {
     const kids = k < depth - 1 ? ` /Kids [${8 + k} 0 R]` : ' /FT /Tx /V (Deep value)';
+    objects.push(`<< /T (f${k}) /Parent ${6 + k} 0 R${kids} >>`);
+  }
+  return pdf(objects);
+}
+
+/**
+ * A one-page PDF whose form has one field nested `depth` deep, the deepest shown on the page
+ * as a widget annotation holding "Deep value" (what makes pdfjs collect every field).
+ */
+export function deepWidgetFieldsPdf(depth: number): Uint8Array {
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R /AcroForm 6 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    page('', ` /Annots [${6 + depth} 0 R]`),
+    stream(PAGE_TEXT),
+    FONT,
+    '<< /Fields [7 0 R] >>',
+  ];
+  for (let k = 0; k < depth; k++) {
+    const kids =
+      k < depth - 1
+        ? ` /Kids [${8 + k} 0 R]`
+        : ' /Type /Annot /Subtype /Widget /FT /Tx /V (Deep value) /Rect [72 690 300 708] /P 3 0 R';
     objects.push(`<< /T (f${k}) /Parent ${6 + k} 0 R${kids} >>`);
   }
   return pdf(objects);

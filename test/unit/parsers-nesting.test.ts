@@ -10,13 +10,15 @@ import { MAX_DOCX_DEPTH } from '../../src/sources/parsers/docx.js';
 import { flattenHtml, MAX_HTML_DEPTH, nestingWork } from '../../src/sources/parsers/html-depth.js';
 import { htmlToText } from '../../src/sources/parsers/html-text.js';
 import { ParseError, parseDocument, type DocumentFormat } from '../../src/sources/parsers/index.js';
+import { MAX_FIELD_DEPTH } from '../../src/sources/parsers/pdf.js';
 import { PARSERS } from '../../src/sources/parsers/registry.js';
 import { tidy } from '../../src/sources/parsers/text-utils.js';
 import { xmlDepth } from '../../src/sources/parsers/xml-depth.js';
-import { CORPUS_DOCS } from '../helpers/corpus.js';
+import { CORPUS_DOCS, corpusFile } from '../helpers/corpus.js';
 import { W, docx, para } from '../helpers/documents.js';
 import {
   deepFieldsPdf,
+  deepWidgetFieldsPdf,
   deepHtml,
   deepListMarkdown,
   deepOutlinePdf,
@@ -225,6 +227,25 @@ describe('PDF nested deeply', () => {
 
   it('reads a PDF whose form fields nest 10,000 deep without collecting them', async () => {
     expect((await parseDocument(deepFieldsPdf(10_000), 'pdf')).pages).toEqual(['Text of the page.']);
+  });
+
+  it('refuses a PDF whose form fields, shown on its page, nest past the limit, saying how deep', async () => {
+    const started = Date.now();
+    expect(await parseFails(deepWidgetFieldsPdf(10_000), 'pdf')).toBe(
+      'The PDF nests its form fields 10,000 levels deep; Folio reads at most 256 levels',
+    );
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(await parseFails(deepWidgetFieldsPdf(MAX_FIELD_DEPTH + 1), 'pdf')).toMatch(/form fields 257 levels deep/);
+  });
+
+  it('reads the value of a form field nested up to the limit', async () => {
+    expect((await parseDocument(deepWidgetFieldsPdf(MAX_FIELD_DEPTH), 'pdf')).pages).toEqual(['Text of the page.\nDeep value']);
+  });
+
+  it('still reads an ordinary form’s typed values where its fields are (IRS 1040, 242 widgets, 5 levels)', async () => {
+    const doc = await parseDocument(corpusFile('pdf/text/prefilled_f1040.pdf'), 'pdf');
+    expect(doc.pages).toHaveLength(2);
+    expect(doc.pages[1]).toContain('Use Only Firm’s name ▶\tFirm\'s EIN ▶\nFirm’s address ▶ foobar\tPhone no.');
   });
 });
 

@@ -29,6 +29,8 @@ interface TextItemLike {
 }
 
 interface FieldAnnotation {
+  pageIndex?: number;
+  fieldName?: string;
   fieldType?: string;
   fieldValue?: unknown;
   rect?: number[];
@@ -106,19 +108,28 @@ export async function parsePdf(
         onProgress?.(reported, total);
       }
     };
-    // Annotations cost a third of the extraction time: read them only where there are form
-    // fields, as the document's properties say. Collecting the fields to know names each one
-    // after all its ancestors, minutes for a tree of fields 10,000 deep (pdfjs still does so
-    // for the first page with annotations).
+    // Form fields are read only where the document's properties say there are some. Their
+    // values come from the widget annotations, read for the whole document at once without
+    // pdfjs's collection of every field (page.getAnnotations does it, and so does every
+    // operator list or rendering of a page with annotations, annotationMode or not): that
+    // collection names each field after all its ancestors, minutes for a tree 10,000 deep.
+    // The widgets' names say how deep the tree nests, and a tree past MAX_FIELD_DEPTH is
+    // refused before any page is rendered.
     const info = await documentInfo(doc);
-    const hasFields = info?.IsAcroFormPresent === true;
+    const fields = info?.IsAcroFormPresent === true ? await formFields(pdfjs, doc) : new Map<number, FieldAnnotation[]>();
+    const depth = fieldDepth(fields);
+    if (depth > MAX_FIELD_DEPTH) {
+      throw new ParseError(
+        `The PDF nests its form fields ${depth.toLocaleString('en-US')} levels deep; Folio reads at most ${MAX_FIELD_DEPTH} levels`,
+      );
+    }
     for (let n = 1; n <= total && ocrError === null; n++) {
       let text = '';
       let textShare = 0;
       let page: PdfPage | null = null;
       try {
         page = await doc.getPage(n);
-        ({ text, share: textShare } = await pageText(pdfjs, page, hasFields));
+        ({ text, share: textShare } = await pageText(pdfjs, page, fields.get(n - 1) ?? []));
       } catch {
         failed++; // one broken page should not cost the others
       }
@@ -207,7 +218,7 @@ function openError(err: unknown): ParseError {
 }
 
 /** The page's text in reading order, and the share of the page (0-1) its text runs cover. */
-async function pageText(pdfjs: PdfJs, page: PdfPage, hasFields: boolean): Promise<{ text: string; share: number }> {
+async function pageText(pdfjs: PdfJs, page: PdfPage, fields: FieldAnnotation[]): Promise<{ text: string; share: number }> {
   const viewport = page.getViewport({ scale: 1 });
   const content = await page.getTextContent();
   const runs: TextRun[] = [];
@@ -227,21 +238,51 @@ async function pageText(pdfjs: PdfJs, page: PdfPage, hasFields: boolean): Promis
       rotated += '\n';
     }
   }
-  if (hasFields) runs.push(...(await fieldRuns(pdfjs, page, viewport.transform)));
+  runs.push(...fieldRuns(pdfjs, fields, viewport.transform));
   const text = layoutPage(runs);
   const extra = rotated.replace(/[ \t]+/g, ' ').replace(/\n\s*\n+/g, '\n').trim();
   const pageArea = viewport.width * viewport.height;
   return { text: extra ? `${text}\n\n${extra}` : text, share: pageArea > 0 ? area / pageArea : 0 };
 }
 
-/** The values typed into form fields, placed where the fields are. */
-async function fieldRuns(pdfjs: PdfJs, page: PdfPage, transform: number[]): Promise<TextRun[]> {
-  let annotations: FieldAnnotation[];
+/** The deepest nesting of form fields a PDF may have: real forms nest a few levels. */
+export const MAX_FIELD_DEPTH = 256;
+
+/**
+ * The document's widget annotations (the places form fields show on pages), by page index;
+ * none if they cannot be read. getAnnotationsByType reads each widget with its ancestors
+ * only, not the whole field tree.
+ */
+async function formFields(pdfjs: PdfJs, doc: PdfDocument): Promise<Map<number, FieldAnnotation[]>> {
+  const byPage = new Map<number, FieldAnnotation[]>();
+  let widgets: FieldAnnotation[];
   try {
-    annotations = (await page.getAnnotations({ intent: 'display' })) as FieldAnnotation[];
+    widgets = ((await doc.getAnnotationsByType(new Set([pdfjs.AnnotationType.WIDGET]), new Set())) ?? []) as FieldAnnotation[];
   } catch {
-    return [];
+    return byPage;
   }
+  for (const widget of widgets) {
+    if (typeof widget.pageIndex !== 'number') continue;
+    const list = byPage.get(widget.pageIndex) ?? [];
+    list.push(widget);
+    byPage.set(widget.pageIndex, list);
+  }
+  return byPage;
+}
+
+/** How many levels the deepest widget's field name has ("form.address.city": 3). */
+function fieldDepth(fields: Map<number, FieldAnnotation[]>): number {
+  let depth = 0;
+  for (const list of fields.values()) {
+    for (const f of list) {
+      if (typeof f.fieldName === 'string' && f.fieldName) depth = Math.max(depth, f.fieldName.split('.').length);
+    }
+  }
+  return depth;
+}
+
+/** The values typed into form fields, placed where the fields are. */
+function fieldRuns(pdfjs: PdfJs, annotations: FieldAnnotation[], transform: number[]): TextRun[] {
   const runs: TextRun[] = [];
   for (const a of annotations) {
     if (a.hidden || !a.rect || (a.fieldType !== 'Tx' && a.fieldType !== 'Ch')) continue;
