@@ -21,7 +21,7 @@ export interface Served {
   cleanup: () => Promise<void>;
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
       const { port } = server.address() as { port: number };
@@ -65,26 +65,31 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-/** `folio serve` on the engine (PostgreSQL: a fresh schema, dropped by cleanup), OCR off. */
-export async function startServer(engine: string, env: Record<string, string> = {}): Promise<Served> {
-  const port = await freePort();
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-bench-'));
-  let databaseUrl = '';
-  let dropSchema = async () => {};
-  if (engine === 'postgres') {
-    const schema = `bench_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: POSTGRES_URL });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    await admin.end();
-    databaseUrl = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    dropSchema = async () => {
+/** A fresh schema in the PostgreSQL server: the `DATABASE_URL` that uses it, and how to drop it. */
+export async function freshSchema(prefix = 'bench'): Promise<{ databaseUrl: string; drop: () => Promise<void> }> {
+  const schema = `${prefix}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  return {
+    databaseUrl: `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    drop: async () => {
       const client = new pg.Client({ connectionString: POSTGRES_URL });
       await client.connect();
       await client.query(`DROP SCHEMA ${schema} CASCADE`);
       await client.end();
-    };
-  }
+    },
+  };
+}
+
+/** `folio serve` on the engine (PostgreSQL: a fresh schema, dropped by cleanup), OCR off. */
+export async function startServer(engine: string, env: Record<string, string> = {}): Promise<Served> {
+  const port = await freePort();
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-bench-'));
+  const schema = engine === 'postgres' ? await freshSchema() : null;
+  const databaseUrl = schema?.databaseUrl ?? '';
+  const dropSchema = schema?.drop ?? (async () => {});
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
     cwd: ROOT,
     env: {
