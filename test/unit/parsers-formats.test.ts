@@ -1,23 +1,15 @@
 // Format detection, encodings, pagination and each format's parser on small hand-made files.
 import { describe, expect, it } from 'vitest';
 import { decodeText } from '../../src/sources/parsers/encoding.js';
-import { detectFormat, ParseError, parseDocument, type DocumentFormat } from '../../src/sources/parsers/index.js';
+import { detectFormat, parseDocument } from '../../src/sources/parsers/index.js';
 import { markdownTitle, stripMarkdownNoise } from '../../src/sources/parsers/text.js';
 import { paginate, sanitize } from '../../src/sources/parsers/text-utils.js';
 import { withBreaksBefore } from '../../src/sources/parsers/docx.js';
 import { W, docx, para, textPdf, zip } from '../helpers/documents.js';
+import { parseFails, utf8 } from '../helpers/parsing.js';
 
-const utf8 = (text: string) => new TextEncoder().encode(text);
 const norm = (text: string) => text.replace(/\s+/g, ' ').trim();
 
-async function parseFails(bytes: Uint8Array, format: DocumentFormat): Promise<string> {
-  const err = await parseDocument(bytes, format).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ParseError);
-  return (err as ParseError).message;
-}
 
 describe('detectFormat', () => {
   const PDF = textPdf('BT /F1 12 Tf 72 720 Td (Hello) Tj ET');

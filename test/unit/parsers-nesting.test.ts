@@ -9,13 +9,14 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MAX_DOCX_DEPTH } from '../../src/sources/parsers/docx.js';
 import { flattenHtml, MAX_HTML_DEPTH, nestingWork } from '../../src/sources/parsers/html-depth.js';
 import { htmlToText } from '../../src/sources/parsers/html-text.js';
-import { ParseError, parseDocument, type DocumentFormat } from '../../src/sources/parsers/index.js';
+import { parseDocument } from '../../src/sources/parsers/index.js';
 import { MAX_FIELD_DEPTH } from '../../src/sources/parsers/pdf.js';
 import { PARSERS } from '../../src/sources/parsers/registry.js';
 import { tidy } from '../../src/sources/parsers/text-utils.js';
 import { xmlDepth } from '../../src/sources/parsers/xml-depth.js';
 import { CORPUS_DOCS, corpusFile } from '../helpers/corpus.js';
 import { W, docx, para } from '../helpers/documents.js';
+import { parseFails, utf8 } from '../helpers/parsing.js';
 import {
   deepFieldsPdf,
   deepWidgetFieldsPdf,
@@ -27,16 +28,7 @@ import {
   nestedTablesDocx,
 } from '../helpers/nesting.js';
 
-const utf8 = (text: string) => new TextEncoder().encode(text);
 
-async function parseFails(bytes: Uint8Array, format: DocumentFormat): Promise<string> {
-  const err = await parseDocument(bytes, format).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ParseError);
-  return (err as ParseError).message;
-}
 
 /** How deeply the elements linkedom built from `html` nest (top-level elements at 1). */
 function domDepth(html: string): number {
