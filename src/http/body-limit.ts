@@ -2,7 +2,7 @@
 // before auth and before any of the body is read, and its connection is closed after the
 // answer: reading (or waiting for) a body that will be refused anyway only ties up a socket.
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors, type AppError } from '../errors.js';
 import { errorBody, type ResponseShape } from './envelope.js';
@@ -41,11 +41,17 @@ function lingerThenClose(raw: IncomingMessage, socket: Socket, maxBytes: number)
 }
 
 function refuseAtOnce(request: FastifyRequest, reply: FastifyReply, error: AppError, lingerBytes: number): void {
-  reply.hijack();
   const socket = request.raw.socket;
   const shape: ResponseShape = request.routeOptions.config?.shape ?? 'envelope';
+  const body = errorBody(shape, error);
   request.log.info({ statusCode: error.status, declared: request.headers['content-length'] }, 'declared body over the limit refused');
-  socket.write(rawAnswer(error.status, JSON.stringify(errorBody(shape, error)), { 'x-request-id': request.id }));
+  if (!(socket instanceof Socket)) {
+    // No connection of our own to write to (a request injected in process): an ordinary answer.
+    void reply.code(error.status).header('connection', 'close').send(body);
+    return;
+  }
+  reply.hijack();
+  socket.write(rawAnswer(error.status, JSON.stringify(body), { 'x-request-id': request.id }));
   // Half-closes: the answer and a FIN go out, and the socket still reads until lingering ends.
   socket.end();
   lingerThenClose(request.raw, socket, lingerBytes);
