@@ -19,26 +19,33 @@ export function rawAnswer(status: number, body: string, headers: Record<string, 
   return `${lines.join('\r\n')}\r\n\r\n${body}`;
 }
 
-// After the answer, what the client still sends is read and thrown away for a while (as a
-// web server's lingering close does): closing a socket with unread data resets it, and the
-// reset can destroy the answer before the client has read it.
-const LINGER_MS = 5_000;
-
-function lingerThenClose(raw: IncomingMessage, socket: Socket, maxBytes: number): void {
-  let seen = 0;
-  const close = () => {
-    clearTimeout(timer);
-    socket.destroy();
-  };
-  const timer = setTimeout(close, LINGER_MS);
-  raw.on('data', (chunk: Buffer) => {
-    seen += chunk.length;
-    if (seen > maxBytes) close();
+/**
+ * Reads what is left of a request's body and throws it away, until it ends, `maxBytes` have
+ * come or `ms` have passed: a socket closed with unread data is reset, and the reset can
+ * destroy an answer before the client has read it.
+ */
+export function discardBody(raw: IncomingMessage, maxBytes: number, ms: number): Promise<void> {
+  if (raw.complete || raw.readableEnded || raw.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let seen = 0;
+    const finish = () => {
+      clearTimeout(timer);
+      raw.off('data', onData).off('end', finish).off('error', finish).off('close', finish);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > maxBytes) finish();
+    };
+    const timer = setTimeout(finish, ms);
+    raw.on('data', onData).once('end', finish).once('error', finish).once('close', finish);
+    raw.resume();
   });
-  raw.once('end', close).once('error', close);
-  socket.once('end', close).once('close', () => clearTimeout(timer));
-  raw.resume();
 }
+
+// After an answer given at once, what the client still sends is discarded for a while before
+// the connection is closed (as a web server's lingering close does).
+const LINGER_MS = 5_000;
 
 function refuseAtOnce(request: FastifyRequest, reply: FastifyReply, error: AppError, lingerBytes: number): void {
   const socket = request.raw.socket;
@@ -54,7 +61,7 @@ function refuseAtOnce(request: FastifyRequest, reply: FastifyReply, error: AppEr
   socket.write(rawAnswer(error.status, JSON.stringify(body), { 'x-request-id': request.id }));
   // Half-closes: the answer and a FIN go out, and the socket still reads until lingering ends.
   socket.end();
-  lingerThenClose(request.raw, socket, lingerBytes);
+  void discardBody(request.raw, lingerBytes, LINGER_MS).then(() => socket.destroy());
 }
 
 /**

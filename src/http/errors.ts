@@ -1,11 +1,10 @@
 // The single error renderer: every failure leaves the service through here, in the
 // documented shape (envelope, bare service error, or 422 detail), never with a stack trace.
-import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ValidationError, errors } from '../errors.js';
 import { StoreError } from '../store/errors.js';
-import { rawAnswer } from './body-limit.js';
+import { discardBody, rawAnswer } from './body-limit.js';
 import { errorBody, validationBody, type ResponseShape } from './envelope.js';
 import { RequestValidationError, locateInRoute } from './validation.js';
 
@@ -72,28 +71,9 @@ export interface ErrorLimits {
 // once. So the rest is read and thrown away first, within a bound of bytes and time.
 const DRAIN_MS = 10_000;
 
-function drainBody(raw: IncomingMessage, maxBytes: number): Promise<void> {
-  if (raw.complete || raw.readableEnded || raw.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    let seen = 0;
-    const finish = () => {
-      clearTimeout(timer);
-      raw.off('data', onData).off('end', finish).off('error', finish).off('close', finish);
-      resolve();
-    };
-    const onData = (chunk: Buffer) => {
-      seen += chunk.length;
-      if (seen > maxBytes) finish();
-    };
-    const timer = setTimeout(finish, DRAIN_MS);
-    raw.on('data', onData).once('end', finish).once('error', finish).once('close', finish);
-    raw.resume();
-  });
-}
-
 export function createErrorHandler(limits: ErrorLimits) {
   return async function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    await drainBody(request.raw, limits.drainBytes);
+    await discardBody(request.raw, limits.drainBytes, DRAIN_MS);
     const known = toKnownError(error, limits.bodyLimit);
     if (known instanceof ValidationError) {
       return reply.status(422).send(validationBody(locateInRoute(known, request.routeOptions.schema)));
