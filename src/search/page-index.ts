@@ -1,6 +1,6 @@
 // The in-process page index: per workspace, one contiguous float32 matrix of unit page
-// embeddings and an inverted index of the pages' lexemes, loaded from the store on first use
-// and brought up to date with the store's page changes before every search, so a search on
+// embeddings, their compact codes (codes.ts), which a search scans first, and an inverted
+// index of the pages' lexemes, loaded from the store on first use and brought up to date with the store's page changes before every search, so a search on
 // any process sees every write acknowledged before it. Searches score their candidates here,
 // from memory: the store serves only the change feed.
 import os from 'node:os';
@@ -9,11 +9,12 @@ import { LruMap } from '../lru.js';
 import type { LocalWrites, Store } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
 import { indexedPages, loadIndexedPages, pageChangesSince, type PageReader } from '../store/pages.js';
+import { encodeQuery, type QueryCode } from './codes.js';
 import { ScanPool, topK, topKClamped } from './kernel/index.js';
 import type { KeywordHits, QueryTerm } from './keyword-index.js';
 import { QueryTermReader } from './query-terms.js';
 import { keywordScore, SEMANTIC_MAX, SEMANTIC_MIN, semanticScore } from './scores.js';
-import { WorkspacePages, type SlotPage } from './workspace-pages.js';
+import { CODE_SPACE, WorkspacePages, type SlotPage } from './workspace-pages.js';
 
 export interface PageQuery {
   /**
@@ -31,6 +32,8 @@ export interface PageQuery {
   filter: EligibleFilter | null;
   k: number;
   minRelevance: number;
+  /** Scan every float vector instead of the codes first (the same results, bit for bit, more slowly). */
+  exact?: boolean;
 }
 
 /** A document filter as the index sees it: what identifies it and how to read what it admits. */
@@ -51,6 +54,7 @@ export interface RankedPage extends SlotPage, RankedScores {}
 
 /** Cosines of every row a workspace held when a search began, scanned while its catch-up read the store. */
 interface EarlyScan {
+  /** From the codes when the search has a query code, else exact. */
   cosines: Float32Array;
   /** The workspace's removal count then: a removal since may have moved rows. */
   removals: number;
@@ -58,6 +62,21 @@ interface EarlyScan {
 
 /** What catchUp() answers when there is nothing to catch up with. */
 const CAUGHT_UP: Promise<void> = Promise.resolve();
+
+/** The query's vector as a scan takes it: its code, unless the search is exact. */
+interface ScanVector {
+  vector: Float32Array;
+  code: QueryCode | null;
+}
+
+/**
+ * What may be among the best pages after a scan of the codes: the rows whose bounds reach the
+ * k-th best lower bound (increasing), and the keyword hits among them or without a row.
+ */
+interface Shortlist {
+  rows: Int32Array;
+  hits: KeywordHits;
+}
 
 /** The best pages' scores and their slots, valid while the gate is held. */
 interface RankedCandidates {
@@ -68,9 +87,9 @@ interface RankedCandidates {
 export interface IndexMemory {
   workspaces: number;
   pages: number;
-  /** Bytes holding page vectors. */
+  /** Bytes holding page vectors and their codes. */
   vectorBytes: number;
-  /** Bytes of address space the matrices have grown to (untouched pages take no RAM). */
+  /** Bytes of address space the matrices (vectors and codes) have grown to (untouched pages take no RAM). */
   reservedBytes: number;
   /** Postings (page, lexeme) of the keyword index. */
   postings: number;
@@ -91,6 +110,48 @@ function positionIn(rows: Int32Array, row: number): number | undefined {
     else return mid;
   }
   return undefined;
+}
+
+/** A search's query with its vector as the scans take it. */
+type SearchQuery = Omit<PageQuery, 'vector'> & { vector: Promise<ScanVector | null> };
+
+function scanVector(vector: Float32Array, exact: boolean): ScanVector {
+  return { vector, code: exact ? null : encodeQuery(CODE_SPACE, vector) };
+}
+
+/**
+ * The k-th largest of `values` and `more` (-Infinity when there are fewer than k), by
+ * selection on a copy.
+ */
+function kthLargest(values: Float64Array, more: readonly number[], k: number): number {
+  const all = new Float64Array(values.length + more.length);
+  all.set(values);
+  all.set(more, values.length);
+  if (k > all.length || k < 1) return -Infinity;
+  // Quickselect for position k - 1 in decreasing order.
+  let lo = 0;
+  let hi = all.length - 1;
+  const target = k - 1;
+  while (lo < hi) {
+    const pivot = all[(lo + hi) >>> 1];
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (all[i] > pivot) i++;
+      while (all[j] < pivot) j--;
+      if (i <= j) {
+        const t = all[i];
+        all[i] = all[j];
+        all[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else break;
+  }
+  return all[target];
 }
 
 const NO_HITS: KeywordHits = { slots: new Int32Array(0), ranks: new Float64Array(0) };
@@ -142,6 +203,9 @@ export class PageIndex {
   private candidateKeyword = new Float64Array(0);
   /** By scanned position: 1 for a best-scoring row not yet found among the keyword hits, else 0. */
   private unmatched = new Uint8Array(0);
+  /** By scanned position, for shortlist(): a lower bound of the relevance, and the keyword part (0 but at hits). */
+  private lowerRelevance = new Float64Array(0);
+  private keywordAt = new Float64Array(0);
   private readonly terms: QueryTermReader;
 
   private readonly db: Kysely<Database>;
@@ -185,8 +249,9 @@ export class PageIndex {
    * embedded pages and the pages matching a query lexeme (under the document filter), with
    * relevance above `minRelevance`; ties go to the lower page id.
    */
-  async search(workspaceId: number, q: PageQuery): Promise<RankedPage[]> {
+  async search(workspaceId: number, query: PageQuery): Promise<RankedPage[]> {
     const ws = await this.workspace(workspaceId);
+    const q = { ...query, vector: query.vector.then((vector) => (vector ? scanVector(vector, query.exact ?? false) : null)) };
     const caughtUp = this.catchUp(workspaceId, ws);
     // Where the catch-up is a statement (other processes may write), a search of a quiet
     // workspace runs meanwhile on what the index holds, and stands if the catch-up changed
@@ -212,30 +277,36 @@ export class PageIndex {
   }
 
   /** The cosines of every row the index holds now, copied, with the removal count they are valid for. */
-  private async scanEarly(ws: WorkspacePages, q: PageQuery): Promise<EarlyScan | null> {
+  private async scanEarly(ws: WorkspacePages, q: SearchQuery): Promise<EarlyScan | null> {
     const vector = await q.vector;
     if (!vector) return null;
     return ws.gate.read(async () => {
       const removals = ws.removals;
-      const cosines = await this.pool.scoreWith(ws.matrix, vector, undefined, (scores) => scores.slice());
+      const cosines = await this.scanAll(ws, vector, undefined, (scores) => scores.slice());
       return { cosines, removals };
     });
   }
 
+  /** Scores `rows` (or every row) from the codes, or from the floats for an exact search. */
+  private scanAll<T>(ws: WorkspacePages, { vector, code }: ScanVector, rows: Int32Array | undefined, use: (scores: Float32Array) => T): Promise<T> {
+    return code ? this.pool.scoreWith(ws.codes, code.bytes, rows, use) : this.pool.scoreWith(ws.matrix, vector, rows, use);
+  }
+
   /** An early scan's cosines with the rows added since scored too, or null when a removal has moved rows. */
-  private async extendScan(ws: WorkspacePages, vector: Float32Array, early: EarlyScan): Promise<Float32Array | null> {
+  private async extendScan(ws: WorkspacePages, { vector, code }: ScanVector, early: EarlyScan): Promise<Float32Array | null> {
     if (early.removals !== ws.removals) return null;
     const held = early.cosines.length;
     const rows = ws.matrix.rows;
     if (rows === held) return early.cosines;
-    const added = await this.pool.score(ws.matrix, vector, Int32Array.from({ length: rows - held }, (_, i) => held + i));
-    const cosines = new Float32Array(rows);
-    cosines.set(early.cosines);
-    cosines.set(added, held);
-    return cosines;
+    const added = Int32Array.from({ length: rows - held }, (_, i) => held + i);
+    const cosines = await (code ? this.pool.score(ws.codes, code.bytes, added) : this.pool.score(ws.matrix, vector, added));
+    const all = new Float32Array(rows);
+    all.set(early.cosines);
+    all.set(cosines, held);
+    return all;
   }
 
-  private async searchCaughtUp(workspaceId: number, ws: WorkspacePages, q: PageQuery, early: EarlyScan | null = null): Promise<RankedPage[]> {
+  private async searchCaughtUp(workspaceId: number, ws: WorkspacePages, q: SearchQuery, early: EarlyScan | null = null): Promise<RankedPage[]> {
     const documents = q.filter ? await this.eligibleDocuments(workspaceId, ws, q.filter) : null;
     const vector = await q.vector;
     return ws.gate.read(async () => {
@@ -245,25 +316,91 @@ export class PageIndex {
         alpha < 1 && terms.length > 0 ? ws.keyword.rank(terms, accepts) : NO_HITS;
       const rows = vector && alpha > 0 && documents ? ws.rowsOf(documents) : null;
       const extended = vector && early && !rows ? await this.extendScan(ws, vector, early) : null;
-      let ranked: RankedCandidates;
+      // From the codes, the rows that may rank, scored again from their floats; from the floats, the ranking.
+      const ranks = (hits: KeywordHits, scanned: Int32Array | null, cosines: Float32Array): RankedCandidates | Shortlist =>
+        vector!.code ? this.shortlist(ws, q, vector!.code, hits, scanned, cosines) : this.rank(ws, q, hits, scanned, cosines);
+      let ranked: RankedCandidates | Shortlist;
       if (extended) {
-        ranked = this.rank(ws, q, hitsOf(await q.terms), null, extended);
+        ranked = ranks(hitsOf(await q.terms), null, extended);
       } else if (vector && alpha > 0) {
         // The scan and the reading of the query's lexemes overlap. At alpha 1 the ranking
         // needs no lexemes; a hybrid whose lexemes are not read yet ranks from a copy of the
         // cosines (the pooled buffer is valid only during the callback).
         const read: { terms: readonly QueryTerm[] | null } = { terms: null };
         q.terms.then((terms) => (read.terms = terms)).catch(() => undefined);
-        const scanned = await this.pool.scoreWith(ws.matrix, vector, rows ?? undefined, (cosines) =>
-          alpha === 1 || read.terms ? this.rank(ws, q, hitsOf(read.terms ?? []), rows, cosines) : cosines.slice(),
+        const scanned = await this.scanAll(ws, vector, rows ?? undefined, (cosines) =>
+          alpha === 1 || read.terms ? ranks(hitsOf(read.terms ?? []), rows, cosines) : cosines.slice(),
         );
-        ranked = scanned instanceof Float32Array ? this.rank(ws, q, hitsOf(await q.terms), rows, scanned) : scanned;
+        ranked = scanned instanceof Float32Array ? ranks(hitsOf(await q.terms), rows, scanned) : scanned;
       } else {
         ranked = this.rank(ws, q, hitsOf(await q.terms), rows, null);
       }
-      await this.completeScores(ws, q.alpha, vector, await q.terms, ranked);
+      if ('hits' in ranked) {
+        const exact = await this.pool.score(ws.matrix, vector!.vector, ranked.rows);
+        ranked = this.rank(ws, q, ranked.hits, ranked.rows, exact);
+      }
+      await this.completeScores(ws, q.alpha, vector?.vector ?? null, await q.terms, ranked);
       return ranked.results.map((r, i) => ({ ...ws.pageAt(ranked.slots[i]), ...r }));
     });
+  }
+
+  /**
+   * The rows that may be among the k best, from the codes' cosines of the scanned rows (of
+   * `rows`, or the matrix's first ones) and their bounds (codes.ts): a row whose relevance
+   * cannot reach the k-th best lower bound, or cannot pass min_relevance, is left out. The
+   * keyword hits are copied (the keyword index reuses its buffers), those of rows left out
+   * dropped. Runs synchronously while `approx` is valid.
+   */
+  private shortlist(ws: WorkspacePages, q: Pick<PageQuery, 'alpha' | 'k' | 'minRelevance'>, code: QueryCode, hits: KeywordHits, rows: Int32Array | null, approx: Float32Array): Shortlist {
+    const { alpha, k, minRelevance } = q;
+    const n = approx.length;
+    if (this.lowerRelevance.length < n) {
+      this.lowerRelevance = new Float64Array(Math.ceil(n * 1.25));
+      this.keywordAt = new Float64Array(this.lowerRelevance.length);
+    }
+    const { lowerRelevance: lower, keywordAt } = this;
+    const { weight } = code;
+    const slack = code.slack(ws.maxNorm);
+    const errors = ws.rowError;
+    for (let i = 0; i < n; i++) {
+      const bound = weight * errors[rows ? rows[i] : i] + slack;
+      lower[i] = alpha * semanticScore(approx[i] - bound);
+    }
+    // Hits with a row hold their keyword part there; those without one have their relevance exactly.
+    const positions = new Int32Array(hits.slots.length);
+    const exact: number[] = [];
+    for (let h = 0; h < hits.slots.length; h++) {
+      const row = ws.slotRow[hits.slots[h]];
+      const keyword = (1 - alpha) * keywordScore(hits.ranks[h]);
+      const at = row < 0 ? undefined : rows ? positionIn(rows, row) : row;
+      positions[h] = at === undefined || at >= n ? -1 : at;
+      if (row < 0) {
+        exact.push(keyword);
+      } else if (positions[h] >= 0) {
+        keywordAt[at!] = keyword;
+        const bound = weight * errors[row] + slack;
+        lower[at!] = alpha * semanticScore(approx[at!] - bound) + keyword;
+      }
+    }
+    const threshold = kthLargest(lower.subarray(0, n), exact, k);
+    const kept: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const bound = weight * errors[rows ? rows[i] : i] + slack;
+      const upper = alpha * semanticScore(approx[i] + bound) + keywordAt[i];
+      if (upper >= threshold && upper > minRelevance) kept.push(i);
+    }
+    const keptRows = Int32Array.from(kept, (i) => (rows ? rows[i] : i));
+    const keep = (h: number): boolean => positions[h] < 0 ? ws.slotRow[hits.slots[h]] < 0 : positionIn(keptRows, rows ? rows[positions[h]] : positions[h]) !== undefined;
+    const slots: number[] = [];
+    const ranks: number[] = [];
+    for (let h = 0; h < hits.slots.length; h++) {
+      if (positions[h] >= 0) keywordAt[positions[h]] = 0;
+      if (keep(h)) {
+        slots.push(hits.slots[h]);
+        ranks.push(hits.ranks[h]);
+      }
+    }
+    return { rows: keptRows, hits: { slots: Int32Array.from(slots), ranks: Float64Array.from(ranks) } };
   }
 
   /**
@@ -272,7 +409,7 @@ export class PageIndex {
    */
   private rank(
     ws: WorkspacePages,
-    q: PageQuery,
+    q: Pick<PageQuery, 'alpha' | 'k' | 'minRelevance'>,
     hits: KeywordHits,
     rows: Int32Array | null,
     cosines: Float32Array | null,
@@ -375,8 +512,8 @@ export class PageIndex {
     for (const ws of this.loaded) {
       stats.workspaces++;
       stats.pages += ws.slotOf.size;
-      stats.vectorBytes += ws.matrix.rows * ws.matrix.layout.stride;
-      stats.reservedBytes += ws.matrix.byteLength;
+      stats.vectorBytes += ws.matrix.rows * (ws.matrix.layout.stride + ws.codes.layout.stride + ws.rowError.BYTES_PER_ELEMENT);
+      stats.reservedBytes += ws.matrix.byteLength + ws.codes.byteLength;
       stats.postings += ws.keyword.postings;
       stats.keywordBytes += ws.keyword.byteLength();
     }
@@ -414,7 +551,7 @@ export class PageIndex {
         this.db,
         workspaceId,
         async (embedded, batch) => {
-          ws.matrix.reserve(embedded);
+          ws.reserve(embedded);
           for (let i = 0; i < batch.length; i += LOAD_SLICE) {
             if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
             this.assertOpen();
@@ -491,6 +628,7 @@ export class PageIndex {
     await Promise.allSettled(this.workspaces.values());
     for (const ws of this.loaded) {
       this.pool.release(ws.matrix);
+      this.pool.release(ws.codes);
       ws.close();
     }
     this.loaded.clear();

@@ -49,6 +49,7 @@ export interface SearchRequest {
   alpha?: number;
   top_k?: number;
   min_relevance?: number;
+  exact?: boolean;
   metadata_filter?: Record<string, unknown> | null;
   created_at_filter?: Record<string, unknown> | null;
   updated_at_filter?: Record<string, unknown> | null;
@@ -129,7 +130,7 @@ export async function searchPages(deps: SearchDeps, workspaceId: number, req: Se
 export async function findPages(
   deps: SearchDeps,
   workspaceId: number,
-  req: Pick<SearchRequest, 'query' | 'embedding' | 'alpha' | 'top_k' | 'min_relevance'>,
+  req: Pick<SearchRequest, 'query' | 'embedding' | 'alpha' | 'top_k' | 'min_relevance' | 'exact'>,
   filter: DocumentFilter | null,
 ): Promise<SearchResult[]> {
   const alpha = req.alpha ?? 1;
@@ -142,7 +143,7 @@ export async function findPages(
   const terms = typeof req.query === 'string' ? deps.index.queryTerms(req.query) : Promise.resolve([]);
   for (const pending of [vector, terms]) pending.catch(() => undefined);
   const eligible = filter && { key: filter.key, read: () => eligibleDocumentIds(deps.db, workspaceId, filter) };
-  const ranked = await deps.index.search(workspaceId, { vector, terms, alpha, filter: eligible, k, minRelevance });
+  const ranked = await deps.index.search(workspaceId, { vector, terms, alpha, filter: eligible, k, minRelevance, exact: req.exact ?? false });
   // The index gives each result's content from its content file, unless that file could not
   // keep it (no directory, a full disk): those are read from the store, and a page deleted
   // since it was scored is then no longer a result.

@@ -2,11 +2,15 @@
 // keyword inverted index, and the slot bookkeeping that ties both to page and document ids,
 // with the catch-up state page-index.ts keeps current.
 import type { IndexedPage, ReadPosition } from '../store/pages.js';
+import { codeSpace, encodeRow } from './codes.js';
 import { ContentFile, type TextEntry } from './content-file.js';
 import { VectorMatrix } from './kernel/index.js';
 import { KeywordIndex, MAX_SLOTS } from './keyword-index.js';
 import { ReadWriteGate } from './read-write-gate.js';
 import { EMBEDDING_DIMENSIONS } from './vectors.js';
+
+/** How the pages' embeddings are coded for the first pass of a search (codes.ts). */
+export const CODE_SPACE = codeSpace(EMBEDDING_DIMENSIONS);
 
 /** A page as a search result gives it: its content is null when the content file could not keep it. */
 export interface SlotPage {
@@ -23,6 +27,12 @@ export interface SlotPage {
  */
 export class WorkspacePages {
   readonly matrix = new VectorMatrix(EMBEDDING_DIMENSIONS);
+  /** Row -> the row's code (codes.ts): the same rows as the matrix. */
+  readonly codes = new VectorMatrix(EMBEDDING_DIMENSIONS, { codes: true });
+  /** Row -> a bound on its code's error (codes.ts). */
+  rowError = new Float32Array(256);
+  /** The largest norm of a row ever held (unit rows: 1 give or take float32's rounding). */
+  maxNorm = 0;
   readonly keyword = new KeywordIndex();
   readonly gate = new ReadWriteGate();
   private readonly texts: ContentFile;
@@ -71,6 +81,17 @@ export class WorkspacePages {
     return this.slotPage.length + count < MAX_SLOTS;
   }
 
+  /** Makes room for `rows` embedded pages. */
+  reserve(rows: number): void {
+    this.matrix.reserve(rows);
+    this.codes.reserve(rows);
+    if (rows > this.rowError.length) {
+      const grown = new Float32Array(rows);
+      grown.set(this.rowError);
+      this.rowError = grown;
+    }
+  }
+
   /** Adds the pages not already held; their contents go to the content file in one write. */
   addAll(pages: readonly IndexedPage[]): void {
     const seen = new Set<number>();
@@ -93,6 +114,15 @@ export class WorkspacePages {
     slots.push(slot);
     if (page.embedding) {
       const row = this.matrix.append(page.embedding);
+      const code = encodeRow(CODE_SPACE, page.embedding);
+      this.codes.appendCodes(code.bytes);
+      if (row >= this.rowError.length) {
+        const grown = new Float32Array(this.rowError.length * 2);
+        grown.set(this.rowError);
+        this.rowError = grown;
+      }
+      this.rowError[row] = code.error;
+      this.maxNorm = Math.max(this.maxNorm, code.norm);
       this.rowSlot[row] = slot;
       this.slotRow.push(row);
     } else {
@@ -118,12 +148,15 @@ export class WorkspacePages {
       const last = this.matrix.rows - 1;
       if (row !== last) {
         this.matrix.copyRow(last, row);
+        this.codes.copyRow(last, row);
+        this.rowError[row] = this.rowError[last];
         const moved = this.rowSlot[last];
         this.rowSlot[row] = moved;
         this.slotRow[moved] = row;
       }
       this.rowSlot.pop();
       this.matrix.truncate(last);
+      this.codes.truncate(last);
       this.slotRow[slot] = -1;
     }
     if (this.removed > 1024 && this.removed * 2 > this.slotPage.length) this.compact();

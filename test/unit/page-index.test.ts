@@ -170,6 +170,25 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     }
   }, 60_000);
 
+  it('ranks through the codes exactly as a scan of every float vector, bit for bit', async () => {
+    // Many pages share their words, hence their vectors: ties and near-ties at every cut.
+    const filter = new Set(documents.filter((_, i) => i % 5 === 2));
+    let results = 0;
+    for (const text of ['shock wave', 'boundary layer heat transfer', 'drag', 'page 17', 'zebra']) {
+      for (const alpha of [1, 0.8, 0.5, 0.1]) {
+        for (const [k, minRelevance] of [[1, 0], [10, 0], [25, 0.3], [1000, 0]]) {
+          for (const documents of [null, filter]) {
+            const q = { ...(await queryOf(text, alpha, documents)), k, minRelevance };
+            const coded = await index.search(workspaceId, q);
+            expect(coded).toEqual(await index.search(workspaceId, { ...q, exact: true }));
+            results += coded.length;
+          }
+        }
+      }
+    }
+    expect(results).toBeGreaterThan(20_000);
+  }, 120_000);
+
   it('knows the words a full-text match finds on some page', async () => {
     await expectKnownWords();
     // '2399' is on no page yet; it is known once its page is.

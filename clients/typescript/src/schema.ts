@@ -4449,6 +4449,11 @@ export interface operations {
                     top_k?: number;
                     /** @default 0 */
                     min_relevance?: number;
+                    /**
+                     * @description Score every page from its full embedding instead of its compact code first. The results are the same either way, bit for bit; this only takes longer.
+                     * @default false
+                     */
+                    exact?: boolean;
                     /** @description Metadata filter in the document-query style ($eq, $in, $and, $regex, ...) */
                     metadata_filter?: {
                         [key: string]: unknown;

@@ -21,8 +21,8 @@ const VectorIndexMemory = Type.Object(
   {
     workspaces: Type.Integer({ description: 'Workspaces whose pages are loaded' }),
     pages: Type.Integer(),
-    vectorBytes: Type.Integer({ description: 'Bytes holding page vectors' }),
-    reservedBytes: Type.Integer({ description: 'Address space the vector matrices have grown to (untouched pages take no RAM)' }),
+    vectorBytes: Type.Integer({ description: 'Bytes holding page vectors and their compact codes' }),
+    reservedBytes: Type.Integer({ description: 'Address space the matrices of vectors and codes have grown to (untouched pages take no RAM)' }),
     postings: Type.Integer({ description: 'Postings (page, lexeme) of the keyword index' }),
     keywordBytes: Type.Integer({ description: "Bytes of the keyword index's postings and per-page arrays" }),
     loading: Type.Integer({ description: 'Workspaces whose index is being loaded (at start-up, or by a first search)' }),

@@ -14,6 +14,11 @@ const SearchBody = Type.Object({
   alpha: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
   top_k: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   min_relevance: Type.Number({ minimum: 0, maximum: 1, default: 0 }),
+  exact: Type.Boolean({
+    default: false,
+    description:
+      'Score every page from its full embedding instead of its compact code first. The results are the same either way, bit for bit; this only takes longer.',
+  }),
   ...DocumentFilters.properties,
   optimize_query: Type.Boolean({ default: false }),
   optimize_metadata: Type.Boolean({ default: false }),

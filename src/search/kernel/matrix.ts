@@ -28,20 +28,33 @@ export interface VectorMatrixOptions {
    * a scan pool's workers and the thread that calls it).
    */
   slots?: number;
+  /**
+   * Rows of int8 codes (codes.ts) instead of float32: each row its codes, then its scale; a
+   * query is int16s, then its scale.
+   */
+  codes?: boolean;
 }
 
 /** Where a thread finds its scratch and the rows; what a worker needs besides the memory. */
 export interface MatrixLayout {
   dims: number;
-  /** Bytes per row: dims rounded up to 16 floats, the padding zero, so the kernel needs no tail loop. */
+  /** Whether rows are int8 codes (scan_i8 and kin) rather than float32. */
+  codes: boolean;
+  /**
+   * Bytes per row: dims rounded up to 16 elements, the padding zero, so the kernel needs no tail
+   * loop (codes: then 16 bytes holding the row's scale).
+   */
   stride: number;
+  /** Bytes of a query as the caller gives it, and between two queries in a scratch slot. */
+  queryBytes: number;
+  queryStride: number;
   /** Queries a scratch slot holds. */
   queries: number;
   /** Rows a thread scores per kernel call (CHUNK). */
   chunk: number;
   /** Rows a shared pass's queries sweep in turn within a call (SCAN_BLOCK_BYTES of them). */
   block: number;
-  /** Bytes per scratch slot: `queries` padded queries, then CHUNK row indices, then CHUNK scores per query. */
+  /** Bytes per scratch slot: `queries` queries `queryStride` apart, then CHUNK row indices, then CHUNK scores per query. */
   slotBytes: number;
   /** Byte offset of row 0, after the slots. */
   header: number;
@@ -49,9 +62,21 @@ export interface MatrixLayout {
 
 let nextId = 1;
 
+/** The layout of a matrix of `dims` dimensions with `slots` scratch slots. */
+function layoutOf(dims: number, slots: number, codes: boolean): MatrixLayout {
+  const padded = Math.ceil(dims / 16) * 16;
+  const stride = codes ? padded + 16 : padded * 4;
+  const queryBytes = codes ? padded * 2 + 4 : dims * 4;
+  const queryStride = codes ? padded * 2 + 16 : stride;
+  const slotBytes = MAX_QUERIES * queryStride + CHUNK * 4 * (1 + MAX_QUERIES);
+  const header = Math.ceil((slots * slotBytes) / 64) * 64;
+  const block = Math.max(1, Math.floor(SCAN_BLOCK_BYTES / stride));
+  return { dims, codes, stride, queryBytes, queryStride, queries: MAX_QUERIES, chunk: CHUNK, block, slotBytes, header };
+}
+
 /**
- * One contiguous float32 matrix in its own shared WebAssembly memory, so scan
- * workers read it in place. Rows are written in place; nothing here knows which
+ * One contiguous matrix (float32 rows, or int8 codes) in its own shared WebAssembly memory, so
+ * scan workers read it in place. Rows are written in place; nothing here knows which
  * page a row holds. Writes racing an in-flight scan may be seen half-done by it,
  * so apply writes between scans.
  */
@@ -65,17 +90,15 @@ export class VectorMatrix {
   #rows = 0;
   #capacity = 0;
   #f32: Float32Array;
+  #bytes: Uint8Array;
 
   constructor(dims: number, opts: VectorMatrixOptions = {}) {
     if (!Number.isInteger(dims) || dims < 1) throw new RangeError(`dims must be a positive integer, got ${dims}`);
     this.dims = dims;
     this.slots = opts.slots ?? availableParallelism() + 1;
     if (!Number.isInteger(this.slots) || this.slots < 1) throw new RangeError(`slots must be a positive integer`);
-    const stride = Math.ceil(dims / 16) * 64;
-    const slotBytes = MAX_QUERIES * stride + CHUNK * 4 * (1 + MAX_QUERIES);
-    const header = Math.ceil((this.slots * slotBytes) / 64) * 64;
-    const block = Math.max(1, Math.floor(SCAN_BLOCK_BYTES / stride));
-    this.layout = { dims, stride, queries: MAX_QUERIES, chunk: CHUNK, block, slotBytes, header };
+    this.layout = layoutOf(dims, this.slots, opts.codes ?? false);
+    const { header, stride } = this.layout;
     const fit = Math.floor((MAX_PAGES * PAGE - header) / stride);
     this.maxRows = Math.min(opts.maxRows ?? fit, fit);
     const capacity = Math.min(opts.capacity ?? 256, this.maxRows);
@@ -85,6 +108,7 @@ export class VectorMatrix {
       shared: true,
     });
     this.#f32 = new Float32Array(this.memory.buffer);
+    this.#bytes = new Uint8Array(this.memory.buffer);
     this.#capacity = this.#rowsIn(this.memory.buffer.byteLength);
   }
 
@@ -117,6 +141,16 @@ export class VectorMatrix {
     this.#f32.set(vec, this.#offset(row));
   }
 
+  /** Appends a row of codes (a matrix of codes: its stride in bytes, see codes.ts) and returns its index. */
+  appendCodes(code: Uint8Array): number {
+    if (!this.layout.codes || code.length !== this.layout.stride) {
+      throw new RangeError(`a row of codes has ${this.layout.stride} bytes in a matrix of codes, got ${code.length}`);
+    }
+    this.reserve(this.#rows + 1);
+    this.#bytes.set(code, this.#offset(this.#rows) * 4);
+    return this.#rows++;
+  }
+
   /** A copy of a row. */
   get(row: number): Float32Array {
     this.#check(row);
@@ -128,8 +162,8 @@ export class VectorMatrix {
   copyRow(from: number, to: number): void {
     this.#check(from);
     this.#check(to);
-    const src = this.#offset(from);
-    this.#f32.copyWithin(this.#offset(to), src, src + this.layout.stride / 4);
+    const src = this.#offset(from) * 4;
+    this.#bytes.copyWithin(this.#offset(to) * 4, src, src + this.layout.stride);
   }
 
   /** Drops the rows from `rows` on; their memory is reused by later appends. */
@@ -159,6 +193,7 @@ export class VectorMatrix {
       });
     }
     this.#f32 = new Float32Array(this.memory.buffer);
+    this.#bytes = new Uint8Array(this.memory.buffer);
     this.#capacity = this.#rowsIn(this.memory.buffer.byteLength);
   }
 
@@ -175,6 +210,7 @@ export class VectorMatrix {
   }
 
   #checkLength(vec: Float32Array): void {
+    if (this.layout.codes) throw new TypeError('a matrix of codes takes rows of codes (appendCodes)');
     if (vec.length !== this.dims) throw new RangeError(`vector has ${vec.length} dims, matrix has ${this.dims}`);
   }
 

@@ -17,18 +17,23 @@ const MAX_HERE_PART_BYTES = 2 * MIN_PART_BYTES;
 /** Output buffers kept for reuse by scoreWith(). */
 const MAX_FREE_OUTPUTS = 8;
 
-/** What the scan kernel exports (scan.wat). */
+/** What the scan kernel exports (scan.wat): each for float32 rows, and with `_i8` for codes. */
 interface Kernel {
   scan(query: number, rows: number, stride: number, n: number, out: number): void;
   gather(query: number, header: number, stride: number, indices: number, n: number, out: number): void;
+  scan_i8(query: number, rows: number, stride: number, n: number, out: number): void;
+  gather_i8(query: number, header: number, stride: number, indices: number, n: number, out: number): void;
 }
+
+/** A query as the kernel takes it: float32 for a matrix of floats, its code (codes.ts) for a matrix of codes. */
+export type ScanQuery = Float32Array | Uint8Array;
 
 interface PartJob {
   layout: MatrixLayout;
   slot: number;
   start: number;
   end: number;
-  query: Float32Array;
+  query: ScanQuery;
   /** The rows of positions [start, end), or none to score rows [start, end) themselves. */
   rows?: Int32Array;
   out: SharedArrayBuffer;
@@ -42,17 +47,20 @@ interface PartJob {
  */
 function scanPart({ exports, memory }: { exports: Kernel; memory: WebAssembly.Memory }, { layout, slot, start, end, query, rows, out }: PartJob): void {
   const { stride, header, chunk } = layout;
-  const q = slot * layout.slotBytes, idx = q + layout.queries * stride, res = idx + chunk * 4;
+  const q = slot * layout.slotBytes, idx = q + layout.queries * layout.queryStride, res = idx + chunk * 4;
   const f32 = new Float32Array(memory.buffer);
   const scores = new Float32Array(out);
-  f32.set(query, q / 4); // the padding after it is never written, so stays zero
+  // The padding after the query is never written, so stays zero.
+  new Uint8Array(memory.buffer).set(new Uint8Array(query.buffer, query.byteOffset, query.byteLength), q);
+  const scan = layout.codes ? exports.scan_i8 : exports.scan;
+  const gather = layout.codes ? exports.gather_i8 : exports.gather;
   for (let i = start; i < end; i += chunk) {
     const n = Math.min(chunk, end - i);
     if (rows) {
       new Int32Array(memory.buffer, idx, n).set(rows.subarray(i - start, i - start + n));
-      exports.gather(q, header, stride, idx, n, res);
+      gather(q, header, stride, idx, n, res);
     } else {
-      exports.scan(q, header + i * stride, stride, n, res);
+      scan(q, header + i * stride, stride, n, res);
     }
     scores.set(f32.subarray(res / 4, res / 4 + n), i);
   }
@@ -83,19 +91,22 @@ import('node:worker_threads').then(({ parentPort, workerData }) => {
   });
 });
 ${scanPart.toString()}
-// Scores rows against nq queries in one pass; query j's scores start at j * total in the
+// Scores rows against nq queries (their bytes one after another) in one pass; query j's scores start at j * total in the
 // caller's buffer. The workers of a pass take its chunks in turn from the shared counter
 // \`next\` (the next row to score), so one that joins late takes what is left.
 function scanMulti({ exports, memory }, { layout, slot, next, end, query, nq, total, out }) {
-  const { stride, header, dims, chunk, block } = layout;
-  const q = slot * layout.slotBytes, res = q + layout.queries * stride + chunk * 4;
+  const { stride, header, chunk, block, queryBytes, queryStride } = layout;
+  const q = slot * layout.slotBytes, res = q + layout.queries * queryStride + chunk * 4;
   const f32 = new Float32Array(memory.buffer);
+  const bytes = new Uint8Array(memory.buffer);
   const scores = new Float32Array(out);
   const rows = new Int32Array(next);
-  for (let j = 0; j < nq; j++) f32.set(query.subarray(j * dims, (j + 1) * dims), (q + j * stride) / 4);
+  const queries = new Uint8Array(query.buffer, query.byteOffset, query.byteLength);
+  for (let j = 0; j < nq; j++) bytes.set(queries.subarray(j * queryBytes, (j + 1) * queryBytes), q + j * queryStride);
   for (let i = Atomics.add(rows, 0, chunk); i < end; i = Atomics.add(rows, 0, chunk)) {
     const n = Math.min(chunk, end - i);
-    exports.scan_multi(q, nq, header + i * stride, stride, n, res, chunk, block);
+    if (layout.codes) exports.scan_multi_i8(q, nq, header + i * stride, stride, n, res, chunk, block, queryStride);
+    else exports.scan_multi(q, nq, header + i * stride, stride, n, res, chunk, block);
     for (let j = 0; j < nq; j++) scores.set(f32.subarray(res / 4 + j * chunk, res / 4 + j * chunk + n), j * total + i);
   }
 }
@@ -105,7 +116,7 @@ function scanMulti({ exports, memory }, { layout, slot, next, end, query, nq, to
 // pools must not scan one matrix: each matrix has one owning pool at a time.
 const owners = new WeakMap<VectorMatrix, ScanPool>();
 
-/** A part as a worker gets it: `query` holds `nq` queries one after another in a shared pass. */
+/** A part as a worker gets it: `query` holds `nq` queries' bytes one after another in a shared pass. */
 interface Job extends PartJob {
   job: number;
   matrix: number;
@@ -125,7 +136,7 @@ interface Reply {
 /** Full scans of one matrix waiting for the running one, to go together in the next pass. */
 interface MatrixQueue {
   running: boolean;
-  waiting: { query: Float32Array; settle: (scores: Float32Array | Error) => void }[];
+  waiting: { query: ScanQuery; settle: (scores: Float32Array | Error) => void }[];
 }
 
 /** A shared pass: its queries, their scores, and its workers' jobs. */
@@ -187,7 +198,7 @@ export class ScanPool {
    * the given rows only (scores[i] for rows[i]). Uses at most `matrix.slots` threads.
    * The scores live in a SharedArrayBuffer of their own.
    */
-  async score(matrix: VectorMatrix, query: Float32Array, rows?: Int32Array): Promise<Float32Array> {
+  async score(matrix: VectorMatrix, query: ScanQuery, rows?: Int32Array): Promise<Float32Array> {
     const out = new SharedArrayBuffer((rows ? rows.length : matrix.rows) * 4);
     await this.#scan(matrix, query, rows, out);
     return new Float32Array(out);
@@ -202,7 +213,7 @@ export class ScanPool {
    * rather than the reading bounds it). A scan small enough to run on the calling thread runs
    * there at once.
    */
-  async scoreWith<T>(matrix: VectorMatrix, query: Float32Array, rows: Int32Array | undefined, use: (scores: Float32Array) => T): Promise<T> {
+  async scoreWith<T>(matrix: VectorMatrix, query: ScanQuery, rows: Int32Array | undefined, use: (scores: Float32Array) => T): Promise<T> {
     const n = rows ? rows.length : matrix.rows;
     if (!rows && !this.#scansHere(matrix, n)) {
       this.#check(matrix, query, undefined);
@@ -279,8 +290,9 @@ export class ScanPool {
     const batch = queue.waiting.splice(0, MAX_QUERIES);
     const n = matrix.rows;
     const out = this.#acquire(batch.length * n * 4);
-    const all = new Float32Array(batch.length * matrix.dims);
-    batch.forEach((w, j) => all.set(w.query, j * matrix.dims));
+    const { queryBytes } = matrix.layout;
+    const all = new Uint8Array(batch.length * queryBytes);
+    batch.forEach((w, j) => all.set(new Uint8Array(w.query.buffer, w.query.byteOffset, queryBytes), j * queryBytes));
     const job = { layout: matrix.layout, start: 0, end: n, query: all, nq: batch.length, total: n, out, next: new SharedArrayBuffer(4) };
     const jobs: Promise<void>[] = [];
     const post = (p: number): void => {
@@ -321,15 +333,15 @@ export class ScanPool {
     }
   }
 
-  #check(matrix: VectorMatrix, query: Float32Array, rows: Int32Array | undefined): void {
+  #check(matrix: VectorMatrix, query: ScanQuery, rows: Int32Array | undefined): void {
     if (this.#failed) throw this.#failed;
     const owner = owners.get(matrix);
     if (owner && owner !== this && !owner.#failed) {
       throw new Error('this matrix is scanned by another ScanPool: release() it there first');
     }
     owners.set(matrix, this);
-    if (query.length !== matrix.dims) {
-      throw new RangeError(`query has ${query.length} dims, matrix has ${matrix.dims}`);
+    if (matrix.layout.codes ? !(query instanceof Uint8Array) || query.length !== matrix.layout.queryBytes : query.length !== matrix.dims) {
+      throw new RangeError(`query has ${query.length} elements, matrix takes ${matrix.layout.codes ? `${matrix.layout.queryBytes} bytes` : `${matrix.dims} dims`}`);
     }
     if (rows) {
       for (const row of rows) {
@@ -338,7 +350,7 @@ export class ScanPool {
     }
   }
 
-  async #scan(matrix: VectorMatrix, query: Float32Array, rows: Int32Array | undefined, out: SharedArrayBuffer): Promise<void> {
+  async #scan(matrix: VectorMatrix, query: ScanQuery, rows: Int32Array | undefined, out: SharedArrayBuffer): Promise<void> {
     this.#check(matrix, query, rows);
     const n = rows ? rows.length : matrix.rows;
     const parts = this.#parts(matrix, n);

@@ -50,49 +50,6 @@
       (f32.add (f32x4.extract_lane 0 (local.get $a0)) (f32x4.extract_lane 1 (local.get $a0)))
       (f32.add (f32x4.extract_lane 2 (local.get $a0)) (f32x4.extract_lane 3 (local.get $a0)))))
 
-  ;; Query . 6 rows at once into the f32s at $out, for gathers: rows scattered over
-  ;; memory defeat the prefetcher, so reading 6 at a time keeps 6 misses in flight
-  ;; (4 at a time measured about twice as fast as one for a 10% subset, 6 a fifth
-  ;; faster again from memory). Each query load feeds 6 rows; more than 6 loop-carried
-  ;; vectors no longer fit V8's registers.
-  (func $dot6 (param $q i32) (param $p0 i32) (param $p1 i32) (param $p2 i32) (param $p3 i32)
-              (param $p4 i32) (param $p5 i32) (param $len i32) (param $out i32)
-    (local $k i32) (local $x v128)
-    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128) (local $a4 v128) (local $a5 v128)
-    (loop $next
-      (local.set $x (v128.load (i32.add (local.get $q) (local.get $k))))
-      (local.set $a0 (f32x4.add (local.get $a0)
-        (f32x4.mul (local.get $x) (v128.load (i32.add (local.get $p0) (local.get $k))))))
-      (local.set $a1 (f32x4.add (local.get $a1)
-        (f32x4.mul (local.get $x) (v128.load (i32.add (local.get $p1) (local.get $k))))))
-      (local.set $a2 (f32x4.add (local.get $a2)
-        (f32x4.mul (local.get $x) (v128.load (i32.add (local.get $p2) (local.get $k))))))
-      (local.set $a3 (f32x4.add (local.get $a3)
-        (f32x4.mul (local.get $x) (v128.load (i32.add (local.get $p3) (local.get $k))))))
-      (local.set $a4 (f32x4.add (local.get $a4)
-        (f32x4.mul (local.get $x) (v128.load (i32.add (local.get $p4) (local.get $k))))))
-      (local.set $a5 (f32x4.add (local.get $a5)
-        (f32x4.mul (local.get $x) (v128.load (i32.add (local.get $p5) (local.get $k))))))
-      (br_if $next (i32.lt_u (local.tee $k (i32.add (local.get $k) (i32.const 16))) (local.get $len))))
-    (f32.store (local.get $out) (f32.add
-      (f32.add (f32x4.extract_lane 0 (local.get $a0)) (f32x4.extract_lane 1 (local.get $a0)))
-      (f32.add (f32x4.extract_lane 2 (local.get $a0)) (f32x4.extract_lane 3 (local.get $a0)))))
-    (f32.store offset=4 (local.get $out) (f32.add
-      (f32.add (f32x4.extract_lane 0 (local.get $a1)) (f32x4.extract_lane 1 (local.get $a1)))
-      (f32.add (f32x4.extract_lane 2 (local.get $a1)) (f32x4.extract_lane 3 (local.get $a1)))))
-    (f32.store offset=8 (local.get $out) (f32.add
-      (f32.add (f32x4.extract_lane 0 (local.get $a2)) (f32x4.extract_lane 1 (local.get $a2)))
-      (f32.add (f32x4.extract_lane 2 (local.get $a2)) (f32x4.extract_lane 3 (local.get $a2)))))
-    (f32.store offset=12 (local.get $out) (f32.add
-      (f32.add (f32x4.extract_lane 0 (local.get $a3)) (f32x4.extract_lane 1 (local.get $a3)))
-      (f32.add (f32x4.extract_lane 2 (local.get $a3)) (f32x4.extract_lane 3 (local.get $a3)))))
-    (f32.store offset=16 (local.get $out) (f32.add
-      (f32.add (f32x4.extract_lane 0 (local.get $a4)) (f32x4.extract_lane 1 (local.get $a4)))
-      (f32.add (f32x4.extract_lane 2 (local.get $a4)) (f32x4.extract_lane 3 (local.get $a4)))))
-    (f32.store offset=20 (local.get $out) (f32.add
-      (f32.add (f32x4.extract_lane 0 (local.get $a5)) (f32x4.extract_lane 1 (local.get $a5)))
-      (f32.add (f32x4.extract_lane 2 (local.get $a5)) (f32x4.extract_lane 3 (local.get $a5))))))
-
   ;; Scores $n consecutive rows, the first at $p, into f32s at $out.
   (func (export "scan") (param $q i32) (param $p i32) (param $stride i32) (param $n i32) (param $out i32)
     (local $end i32)
@@ -140,33 +97,118 @@
         (local.set $b (local.get $bend))
         (br $blocks))))
 
-  ;; Scores the $n rows whose indices are the i32s at $idx (row i at $base + i * $stride).
+  ;; Scores the $n rows whose indices are the i32s at $idx (row i at $base + i * $stride), each
+  ;; summed in the order a scan sums it, so that a row's score is the same bits either way.
   (func (export "gather") (param $q i32) (param $base i32) (param $stride i32) (param $idx i32)
                           (param $n i32) (param $out i32)
     (local $end i32)
-    (local.set $end (i32.add (local.get $out)
-      (i32.shl (i32.mul (i32.div_u (local.get $n) (i32.const 6)) (i32.const 6)) (i32.const 2))))
-    (block $done
-      (loop $next
-        (br_if $done (i32.ge_u (local.get $out) (local.get $end)))
-        (call $dot6 (local.get $q)
-            (i32.add (local.get $base) (i32.mul (i32.load (local.get $idx)) (local.get $stride)))
-            (i32.add (local.get $base) (i32.mul (i32.load offset=4 (local.get $idx)) (local.get $stride)))
-            (i32.add (local.get $base) (i32.mul (i32.load offset=8 (local.get $idx)) (local.get $stride)))
-            (i32.add (local.get $base) (i32.mul (i32.load offset=12 (local.get $idx)) (local.get $stride)))
-            (i32.add (local.get $base) (i32.mul (i32.load offset=16 (local.get $idx)) (local.get $stride)))
-            (i32.add (local.get $base) (i32.mul (i32.load offset=20 (local.get $idx)) (local.get $stride)))
-          (local.get $stride) (local.get $out))
-        (local.set $idx (i32.add (local.get $idx) (i32.const 24)))
-        (local.set $out (i32.add (local.get $out) (i32.const 24)))
-        (br $next)))
-    (local.set $end (i32.add (local.get $end) (i32.shl (i32.rem_u (local.get $n) (i32.const 6)) (i32.const 2))))
+    (local.set $end (i32.add (local.get $out) (i32.shl (local.get $n) (i32.const 2))))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $out) (local.get $end)))
         (f32.store (local.get $out) (call $dot (local.get $q)
           (i32.add (local.get $base) (i32.mul (i32.load (local.get $idx)) (local.get $stride)))
           (local.get $stride)))
+        (local.set $idx (i32.add (local.get $idx) (i32.const 4)))
+        (local.set $out (i32.add (local.get $out) (i32.const 4)))
+        (br $next))))
+
+  ;; Int8 codes (kernel of the compact scan, see codes.ts). A row is its codes, `len` bytes (a
+  ;; multiple of 16), then its scale as an f32; a query is `len` i16s, then its scale. The dot
+  ;; product is exact in i32 (codes.ts bounds the query's magnitude so that no partial sum
+  ;; overflows), and comes out as the approximate cosine, dot x row scale x query scale.
+  (func $dot_i8 (param $q i32) (param $p i32) (param $len i32) (result f32)
+    (local $end i32) (local $v v128) (local $w v128)
+    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
+    (local.set $end (i32.add (local.get $p) (local.get $len)))
+    (block $steps_done
+      (loop $steps
+        (br_if $steps_done (i32.lt_u (i32.sub (local.get $end) (local.get $p)) (i32.const 32)))
+        (local.set $v (v128.load (local.get $p)))
+        (local.set $w (v128.load offset=16 (local.get $p)))
+        (local.set $a0 (i32x4.add (local.get $a0)
+          (i32x4.dot_i16x8_s (i16x8.extend_low_i8x16_s (local.get $v)) (v128.load (local.get $q)))))
+        (local.set $a1 (i32x4.add (local.get $a1)
+          (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_s (local.get $v)) (v128.load offset=16 (local.get $q)))))
+        (local.set $a2 (i32x4.add (local.get $a2)
+          (i32x4.dot_i16x8_s (i16x8.extend_low_i8x16_s (local.get $w)) (v128.load offset=32 (local.get $q)))))
+        (local.set $a3 (i32x4.add (local.get $a3)
+          (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_s (local.get $w)) (v128.load offset=48 (local.get $q)))))
+        (local.set $q (i32.add (local.get $q) (i32.const 64)))
+        (local.set $p (i32.add (local.get $p) (i32.const 32)))
+        (br $steps)))
+    (if (i32.lt_u (local.get $p) (local.get $end))
+      (then
+        (local.set $v (v128.load (local.get $p)))
+        (local.set $a0 (i32x4.add (local.get $a0)
+          (i32x4.dot_i16x8_s (i16x8.extend_low_i8x16_s (local.get $v)) (v128.load (local.get $q)))))
+        (local.set $a1 (i32x4.add (local.get $a1)
+          (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_s (local.get $v)) (v128.load offset=16 (local.get $q)))))
+        (local.set $q (i32.add (local.get $q) (i32.const 32)))
+        (local.set $p (i32.add (local.get $p) (i32.const 16)))))
+    (local.set $a0 (i32x4.add (i32x4.add (local.get $a0) (local.get $a1)) (i32x4.add (local.get $a2) (local.get $a3))))
+    (f32.mul
+      (f32.convert_i32_s (i32.add
+        (i32.add (i32x4.extract_lane 0 (local.get $a0)) (i32x4.extract_lane 1 (local.get $a0)))
+        (i32.add (i32x4.extract_lane 2 (local.get $a0)) (i32x4.extract_lane 3 (local.get $a0)))))
+      (f32.mul (f32.load (local.get $p)) (f32.load (local.get $q)))))
+
+  ;; scan, over codes: row stride $stride, codes $stride - 16 bytes.
+  (func (export "scan_i8") (param $q i32) (param $p i32) (param $stride i32) (param $n i32) (param $out i32)
+    (local $end i32) (local $len i32)
+    (local.set $len (i32.sub (local.get $stride) (i32.const 16)))
+    (local.set $end (i32.add (local.get $out) (i32.shl (local.get $n) (i32.const 2))))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $out) (local.get $end)))
+        (f32.store (local.get $out) (call $dot_i8 (local.get $q) (local.get $p) (local.get $len)))
+        (local.set $p (i32.add (local.get $p) (local.get $stride)))
+        (local.set $out (i32.add (local.get $out) (i32.const 4)))
+        (br $next))))
+
+  ;; scan_multi, over codes: query j at $q + j * $qstride.
+  (func (export "scan_multi_i8") (param $q i32) (param $nq i32) (param $p i32) (param $stride i32)
+                                 (param $n i32) (param $out i32) (param $outStride i32) (param $block i32) (param $qstride i32)
+    (local $b i32) (local $bend i32) (local $j i32) (local $qj i32) (local $pi i32) (local $o i32) (local $oend i32) (local $len i32)
+    (local.set $len (i32.sub (local.get $stride) (i32.const 16)))
+    (block $blocks_done
+      (loop $blocks
+        (br_if $blocks_done (i32.ge_u (local.get $b) (local.get $n)))
+        (local.set $bend (i32.add (local.get $b) (local.get $block)))
+        (if (i32.gt_u (local.get $bend) (local.get $n)) (then (local.set $bend (local.get $n))))
+        (local.set $j (i32.const 0))
+        (block $queries_done
+          (loop $queries
+            (br_if $queries_done (i32.ge_u (local.get $j) (local.get $nq)))
+            (local.set $qj (i32.add (local.get $q) (i32.mul (local.get $j) (local.get $qstride))))
+            (local.set $pi (i32.add (local.get $p) (i32.mul (local.get $b) (local.get $stride))))
+            (local.set $o (i32.add (local.get $out)
+              (i32.shl (i32.add (i32.mul (local.get $j) (local.get $outStride)) (local.get $b)) (i32.const 2))))
+            (local.set $oend (i32.add (local.get $o) (i32.shl (i32.sub (local.get $bend) (local.get $b)) (i32.const 2))))
+            (block $rows_done
+              (loop $rows
+                (br_if $rows_done (i32.ge_u (local.get $o) (local.get $oend)))
+                (f32.store (local.get $o) (call $dot_i8 (local.get $qj) (local.get $pi) (local.get $len)))
+                (local.set $pi (i32.add (local.get $pi) (local.get $stride)))
+                (local.set $o (i32.add (local.get $o) (i32.const 4)))
+                (br $rows)))
+            (local.set $j (i32.add (local.get $j) (i32.const 1)))
+            (br $queries)))
+        (local.set $b (local.get $bend))
+        (br $blocks))))
+
+  ;; gather, over codes.
+  (func (export "gather_i8") (param $q i32) (param $base i32) (param $stride i32) (param $idx i32)
+                             (param $n i32) (param $out i32)
+    (local $end i32) (local $len i32)
+    (local.set $len (i32.sub (local.get $stride) (i32.const 16)))
+    (local.set $end (i32.add (local.get $out) (i32.shl (local.get $n) (i32.const 2))))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $out) (local.get $end)))
+        (f32.store (local.get $out) (call $dot_i8 (local.get $q)
+          (i32.add (local.get $base) (i32.mul (i32.load (local.get $idx)) (local.get $stride)))
+          (local.get $len)))
         (local.set $idx (i32.add (local.get $idx) (i32.const 4)))
         (local.set $out (i32.add (local.get $out) (i32.const 4)))
         (br $next))))
