@@ -1,7 +1,8 @@
 // The in-process page index: per workspace, one contiguous float32 matrix of unit page
 // embeddings, their compact codes (codes.ts), which a search scans first, and an inverted
-// index of the pages' lexemes, loaded from the store on first use and brought up to date with the store's page changes before every search, so a search on
-// any process sees every write acknowledged before it. Searches score their candidates here,
+// index of the pages' lexemes, loaded from the store on first use and brought up to date
+// with the store's page changes before every search, so a search on any process sees every
+// write acknowledged before it. Searches score their candidates here,
 // from memory: the store serves only the change feed.
 import os from 'node:os';
 import type { Kysely } from 'kysely';

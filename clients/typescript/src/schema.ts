@@ -690,9 +690,9 @@ export interface operations {
                             /** @description Workspaces whose pages are loaded */
                             workspaces: number;
                             pages: number;
-                            /** @description Bytes holding page vectors */
+                            /** @description Bytes holding page vectors and their compact codes */
                             vectorBytes: number;
-                            /** @description Address space the vector matrices have grown to (untouched pages take no RAM) */
+                            /** @description Address space the matrices of vectors and codes have grown to (untouched pages take no RAM) */
                             reservedBytes: number;
                             /** @description Postings (page, lexeme) of the keyword index */
                             postings: number;
