@@ -204,9 +204,8 @@ export class PageIndex {
   private candidateKeyword = new Float64Array(0);
   /** By scanned position: 1 for a best-scoring row not yet found among the keyword hits, else 0. */
   private unmatched = new Uint8Array(0);
-  /** By scanned position, for shortlist(): a lower bound of the relevance, and the keyword part (0 but at hits). */
-  private lowerRelevance = new Float64Array(0);
-  private keywordAt = new Float64Array(0);
+  /** By scanned position, for shortlist(): the keyword hit there, or -1. */
+  private hitAt = new Int32Array(0);
   private readonly terms: QueryTermReader;
 
   private readonly db: Kysely<Database>;
@@ -349,59 +348,92 @@ export class PageIndex {
    * The rows that may be among the k best, from the codes' cosines of the scanned rows (of
    * `rows`, or the matrix's first ones) and their bounds (codes.ts): a row whose relevance
    * cannot reach the k-th best lower bound, or cannot pass min_relevance, is left out. The
-   * keyword hits are copied (the keyword index reuses its buffers), those of rows left out
-   * dropped. Runs synchronously while `approx` is valid.
+   * threshold is taken with the largest bound for the rows that are not keyword hits (lower
+   * than the exact one, so it keeps more rows, never fewer), which needs only their k best
+   * cosines; each row kept is then checked with its own bound. The keyword hits are copied
+   * (the keyword index reuses its buffers), those of rows left out dropped. Runs synchronously
+   * while `approx` is valid.
    */
   private shortlist(ws: WorkspacePages, q: Pick<PageQuery, 'alpha' | 'k' | 'minRelevance'>, code: QueryCode, hits: KeywordHits, rows: Int32Array | null, approx: Float32Array): Shortlist {
     const { alpha, k, minRelevance } = q;
     const n = approx.length;
-    if (this.lowerRelevance.length < n) {
-      this.lowerRelevance = new Float64Array(Math.ceil(n * 1.25));
-      this.keywordAt = new Float64Array(this.lowerRelevance.length);
-    }
-    const { lowerRelevance: lower, keywordAt } = this;
+    if (this.hitAt.length < n) this.hitAt = new Int32Array(Math.ceil(n * 1.25)).fill(-1);
+    const { hitAt } = this;
     const { weight } = code;
     const slack = code.slack(ws.maxNorm);
     const errors = ws.rowError;
-    for (let i = 0; i < n; i++) {
-      const bound = weight * errors[rows ? rows[i] : i] + slack;
-      lower[i] = alpha * semanticScore(approx[i] - bound);
-    }
-    // Hits with a row hold their keyword part there; those without one have their relevance exactly.
-    const positions = new Int32Array(hits.slots.length);
-    const exact: number[] = [];
+    const widest = weight * ws.maxError + slack;
+    const rowAt = (i: number): number => (rows ? rows[i] : i);
+    // Each hit's bounds, exactly; a hit without a row has its relevance exactly.
+    const lows: number[] = [];
+    const hitPositions: number[] = [];
+    const hitUppers: number[] = [];
     for (let h = 0; h < hits.slots.length; h++) {
       const row = ws.slotRow[hits.slots[h]];
       const keyword = (1 - alpha) * keywordScore(hits.ranks[h]);
-      const at = row < 0 ? undefined : rows ? positionIn(rows, row) : row;
-      positions[h] = at === undefined || at >= n ? -1 : at;
       if (row < 0) {
-        exact.push(keyword);
-      } else if (positions[h] >= 0) {
-        keywordAt[at!] = keyword;
-        const bound = weight * errors[row] + slack;
-        lower[at!] = alpha * semanticScore(approx[at!] - bound) + keyword;
+        lows.push(keyword);
+        continue;
       }
+      const at = rows ? positionIn(rows, row) : row;
+      if (at === undefined || at >= n) continue; // added after the scan began: left to the next search
+      const bound = weight * errors[row] + slack;
+      hitAt[at] = h;
+      hitPositions.push(at);
+      lows.push(alpha * semanticScore(approx[at] - bound) + keyword);
+      hitUppers.push(alpha * semanticScore(approx[at] + bound) + keyword);
     }
-    const threshold = kthLargest(lower.subarray(0, n), exact, k);
+    // The other rows' k best cosines, kept above a threshold that rises as they come.
+    const best = new Float64Array(Math.max(4 * k, 256));
+    let count = 0;
+    let floor = -Infinity;
+    for (let i = 0; i < n; i++) {
+      const a = approx[i];
+      if (a <= floor || hitAt[i] >= 0) continue;
+      if (count === best.length) {
+        // Keep the k best: those above the k-th, then as many equal to it as make k.
+        floor = kthLargest(best, [], k);
+        const above = best.filter((v) => v > floor);
+        best.set(above);
+        for (count = above.length; count < k; count++) best[count] = floor;
+        if (a <= floor) continue;
+      }
+      best[count++] = a;
+    }
+    for (let j = 0; j < count; j++) lows.push(alpha * semanticScore(best[j] - widest));
+    const threshold = kthLargest(Float64Array.from(lows), [], k);
+    // A row is kept when alpha x semantic(cosine + bound) reaches max(threshold, just above
+    // min_relevance): a cosine below that over alpha, less the widest bound, cannot.
+    const needed = Math.max(threshold, minRelevance);
+    const cut = alpha > 0 ? needed / alpha - widest - 1e-9 : Infinity;
+    const keep = (at: number): boolean => {
+      const upper = alpha * semanticScore(approx[at] + weight * errors[rowAt(at)] + slack);
+      return upper >= threshold && upper > minRelevance;
+    };
     const kept: number[] = [];
     for (let i = 0; i < n; i++) {
-      const bound = weight * errors[rows ? rows[i] : i] + slack;
-      const upper = alpha * semanticScore(approx[i] + bound) + keywordAt[i];
-      if (upper >= threshold && upper > minRelevance) kept.push(i);
+      if (approx[i] >= cut && hitAt[i] < 0 && keep(i)) kept.push(i);
     }
-    const keptRows = Int32Array.from(kept, (i) => (rows ? rows[i] : i));
-    const keep = (h: number): boolean => positions[h] < 0 ? ws.slotRow[hits.slots[h]] < 0 : positionIn(keptRows, rows ? rows[positions[h]] : positions[h]) !== undefined;
+    // The hits of rows kept, and those without a row; rank() finds their rows among those kept.
     const slots: number[] = [];
     const ranks: number[] = [];
     for (let h = 0; h < hits.slots.length; h++) {
-      if (positions[h] >= 0) keywordAt[positions[h]] = 0;
-      if (keep(h)) {
+      if (ws.slotRow[hits.slots[h]] < 0) {
         slots.push(hits.slots[h]);
         ranks.push(hits.ranks[h]);
       }
     }
-    return { rows: keptRows, hits: { slots: Int32Array.from(slots), ranks: Float64Array.from(ranks) } };
+    hitPositions.forEach((at, j) => {
+      const h = hitAt[at];
+      hitAt[at] = -1;
+      if (hitUppers[j] >= threshold && hitUppers[j] > minRelevance) {
+        kept.push(at);
+        slots.push(hits.slots[h]);
+        ranks.push(hits.ranks[h]);
+      }
+    });
+    kept.sort((x, y) => x - y);
+    return { rows: Int32Array.from(kept, rowAt), hits: { slots: Int32Array.from(slots), ranks: Float64Array.from(ranks) } };
   }
 
   /**

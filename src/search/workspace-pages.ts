@@ -31,8 +31,9 @@ export class WorkspacePages {
   readonly codes = new VectorMatrix(EMBEDDING_DIMENSIONS, { codes: true });
   /** Row -> a bound on its code's error (codes.ts). */
   rowError = new Float32Array(256);
-  /** The largest norm of a row ever held (unit rows: 1 give or take float32's rounding). */
+  /** The largest norm of a row ever held (unit rows: 1 give or take float32's rounding), and the largest error bound. */
   maxNorm = 0;
+  maxError = 0;
   readonly keyword = new KeywordIndex();
   readonly gate = new ReadWriteGate();
   private readonly texts: ContentFile;
@@ -123,6 +124,7 @@ export class WorkspacePages {
       }
       this.rowError[row] = code.error;
       this.maxNorm = Math.max(this.maxNorm, code.norm);
+      this.maxError = Math.max(this.maxError, code.error);
       this.rowSlot[row] = slot;
       this.slotRow.push(row);
     } else {
