@@ -55,11 +55,11 @@ export function codeSpace(dims: number): CodeSpace {
   return { dims, padded, block, signs, rowBytes: padded + 16, queryBytes: padded * 2 + 4, queryMax };
 }
 
-/** The rotated vector: signs, then an orthonormal Walsh-Hadamard transform of each block. */
-function rotate(space: CodeSpace, x: ArrayLike<number>): Float64Array {
+/** The rotated vector, in `y` (padded): signs, then an orthonormal Walsh-Hadamard transform of each block. */
+function rotate(space: CodeSpace, x: ArrayLike<number>, y: Float64Array): void {
   const { dims, padded, block, signs } = space;
-  const y = new Float64Array(padded);
   for (let i = 0; i < dims; i++) y[i] = x[i] * signs[i];
+  y.fill(0, dims);
   for (let start = 0; start < padded; start += block) {
     for (let h = 1; h < block; h *= 2) {
       for (let i = start; i < start + block; i += h * 2) {
@@ -74,24 +74,28 @@ function rotate(space: CodeSpace, x: ArrayLike<number>): Float64Array {
   }
   const norm = 1 / Math.sqrt(block);
   for (let i = 0; i < padded; i++) y[i] *= norm;
-  return y;
 }
 
-/** Rounds each of `y` to a multiple of a scale, at most `max` of it in magnitude; the residual's norm. */
-function quantize(y: Float64Array, max: number, write: (i: number, code: number) => void): { scale: number; codeNorm: number; residual: number } {
+/** Scratch for the rotated vector: a thread makes its codes one at a time. */
+let rotated = new Float64Array(0);
+
+function rotatedOf(space: CodeSpace, x: ArrayLike<number>): Float64Array {
+  if (rotated.length !== space.padded) rotated = new Float64Array(space.padded);
+  rotate(space, x, rotated);
+  return rotated;
+}
+
+/** The scale that puts the largest of `y` at `max`. */
+function scaleFor(y: Float64Array, max: number): number {
   let largest = 0;
   for (let i = 0; i < y.length; i++) largest = Math.max(largest, Math.abs(y[i]));
-  const scale = largest > 0 ? Math.fround(largest / max) : 1;
-  let residual = 0;
-  let codeNorm = 0;
-  for (let i = 0; i < y.length; i++) {
-    const code = Math.max(-max, Math.min(max, Math.round(y[i] / scale)));
-    write(i, code);
-    const r = y[i] - scale * code;
-    residual += r * r;
-    codeNorm += code * code;
-  }
-  return { scale, codeNorm: Math.sqrt(codeNorm) * scale, residual: Math.sqrt(residual) };
+  return largest > 0 ? Math.fround(largest / max) : 1;
+}
+
+function squaredNorm(x: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < x.length; i++) sum += x[i] * x[i];
+  return sum;
 }
 
 export interface RowCode {
@@ -106,11 +110,17 @@ export interface RowCode {
 export function encodeRow(space: CodeSpace, x: Float32Array): RowCode {
   const bytes = new Uint8Array(space.rowBytes);
   const codes = new Int8Array(bytes.buffer, 0, space.padded);
-  const { scale, residual } = quantize(rotate(space, x), 127, (i, code) => (codes[i] = code));
+  const y = rotatedOf(space, x);
+  const scale = scaleFor(y, 127);
+  let residual = 0;
+  for (let i = 0; i < y.length; i++) {
+    const code = Math.max(-127, Math.min(127, Math.round(y[i] / scale)));
+    codes[i] = code;
+    const r = y[i] - scale * code;
+    residual += r * r;
+  }
   new DataView(bytes.buffer).setFloat32(space.padded, scale, true);
-  let norm = 0;
-  for (let i = 0; i < x.length; i++) norm += x[i] * x[i];
-  return { bytes, error: Math.fround(residual * (1 + 1e-6)), norm: Math.sqrt(norm) };
+  return { bytes, error: Math.fround(Math.sqrt(residual) * (1 + 1e-6)), norm: Math.sqrt(squaredNorm(x)) };
 }
 
 export interface QueryCode {
@@ -125,17 +135,26 @@ export interface QueryCode {
 export function encodeQuery(space: CodeSpace, q: Float32Array): QueryCode {
   const bytes = new Uint8Array(space.queryBytes);
   const codes = new Int16Array(bytes.buffer, 0, space.padded);
-  const { scale, codeNorm, residual } = quantize(rotate(space, q), space.queryMax, (i, code) => (codes[i] = code));
+  const y = rotatedOf(space, q);
+  const max = space.queryMax;
+  const scale = scaleFor(y, max);
+  let residual = 0;
+  let codeNorm = 0;
+  for (let i = 0; i < y.length; i++) {
+    const code = Math.max(-max, Math.min(max, Math.round(y[i] / scale)));
+    codes[i] = code;
+    const r = y[i] - scale * code;
+    residual += r * r;
+    codeNorm += code * code;
+  }
   new DataView(bytes.buffer).setFloat32(space.padded * 2, scale, true);
-  let norm = 0;
-  for (let i = 0; i < q.length; i++) norm += q[i] * q[i];
   // The float scan's rounding: a sum of n products in float32, in any order, is within
   // n u / (1 - n u) of the sum of |q_i x_i|, itself at most |q| |x|.
   const n = space.dims + 2;
-  const rounding = ((n * U) / (1 - n * U)) * Math.sqrt(norm);
+  const rounding = ((n * U) / (1 - n * U)) * Math.sqrt(squaredNorm(q));
   return {
     bytes,
-    weight: codeNorm * (1 + 1e-9),
-    slack: (maxNorm) => (residual + rounding) * maxNorm * (1 + 1e-9) + SLACK,
+    weight: Math.sqrt(codeNorm) * scale * (1 + 1e-9),
+    slack: (maxNorm) => (Math.sqrt(residual) + rounding) * maxNorm * (1 + 1e-9) + SLACK,
   };
 }
