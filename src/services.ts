@@ -86,6 +86,12 @@ export function createServices(parts: ServiceParts) {
         parts.onPagesIngested?.(1);
         return stored;
       },
+      ingestEmbeddings: async (...args: Parameters<EmbeddingIngester['ingestAll']>) => {
+        const outcomes = await embeddingIngester.ingestAll(...args);
+        const stored = outcomes.filter((o) => o.ok).length;
+        if (stored > 0) parts.onPagesIngested?.(stored);
+        return outcomes;
+      },
       getByTask: bind(db, getDocumentByTask),
       get: bind(db, getDocument),
       getLatestByExternalId: bind(db, getLatestByExternalId),

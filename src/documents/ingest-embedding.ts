@@ -3,7 +3,8 @@
 // Concurrent ingests are written together (group commit): each transaction carries every
 // request that arrived while the previous one was being written, so the statements and the
 // commit, the costly part on the embedded engine, are shared. Each completed task's webhook
-// event is recorded in the same transaction.
+// event is recorded in the same transaction. A batch of documents from one request goes
+// through the same queue, so it is written in a few statements, each item with its own outcome.
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ValidationError } from '../errors.js';
@@ -43,6 +44,9 @@ export interface IngestReceipt {
   document_id: number;
 }
 
+/** The outcome of one document of a batch: its receipt, or why it was not stored. */
+export type IngestOutcome = { ok: true; receipt: IngestReceipt } | { ok: false; error: unknown };
+
 /** A validated request waiting for its transaction. */
 interface Pending {
   workspaceId: number;
@@ -74,6 +78,16 @@ function prepare(workspaceId: number, input: EmbeddingIngestInput): Omit<Pending
     metadata: input.metadata ?? {},
     page: { pageNumber: 1, content: input.content, embedding: vector, embeddingModel: PRECOMPUTED_MODEL, paragraphs: segmentPage(input.content) },
   };
+}
+
+function repeatsExternalId(items: readonly { externalId: string | null }[]): boolean {
+  const seen = new Set<string>();
+  for (const { externalId } of items) {
+    if (externalId === null) continue;
+    if (seen.has(externalId)) return true;
+    seen.add(externalId);
+  }
+  return false;
 }
 
 const COMPLETED_MESSAGE = 'Completed: 1 page stored and searchable';
@@ -155,6 +169,59 @@ export class EmbeddingIngester {
       this.queue.push({ ...prepared, resolve, reject });
       this.drain();
     });
+  }
+
+  /**
+   * Stores each document as `ingest` would, the valid ones even when others are not; resolves
+   * once every one is committed or has failed, with their outcomes in order. They join the
+   * queue together, so they are written MAX_BATCH to a statement. When two of them share an
+   * external id, they are written MAX_BATCH at a time, one batch after the other, so that the
+   * later item is the later version, as if they had been sent one by one.
+   */
+  async ingestAll(workspaceId: number, inputs: readonly EmbeddingIngestInput[]): Promise<IngestOutcome[]> {
+    const outcomes: IngestOutcome[] = new Array(inputs.length);
+    const pending: Pending[] = [];
+    const settled: Promise<void>[] = [];
+    inputs.forEach((input, at) => {
+      let prepared: Omit<Pending, 'resolve' | 'reject'>;
+      try {
+        prepared = prepare(workspaceId, input);
+      } catch (error) {
+        outcomes[at] = { ok: false, error };
+        return;
+      }
+      settled.push(
+        new Promise<void>((done) => {
+          pending.push({
+            ...prepared,
+            resolve: (receipt) => {
+              outcomes[at] = { ok: true, receipt };
+              done();
+            },
+            reject: (error) => {
+              outcomes[at] = { ok: false, error };
+              done();
+            },
+          });
+        }),
+      );
+    });
+    if (repeatsExternalId(pending)) {
+      // Written here rather than queued: a batch from the queue may hold part of this one beside
+      // other requests, and two batches in flight commit in either order.
+      for (let from = 0; from < pending.length; from += MAX_BATCH) {
+        this.writers++;
+        await this.write(pending.slice(from, from + MAX_BATCH)).finally(() => {
+          this.writers--;
+          this.drain();
+        });
+      }
+    } else {
+      this.queue.push(...pending);
+      this.drain();
+    }
+    await Promise.all(settled);
+    return outcomes;
   }
 
   private drain(): void {

@@ -4,8 +4,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { parseRequestJson } from '../text/json-text.js';
-import { ValidationError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 import { VERSION } from '../version.js';
 import { registerAuth } from './auth.js';
 import { registerBodyLimit } from './body-limit.js';
@@ -22,7 +21,7 @@ import { keyRoutes } from './routes/keys.js';
 import { searchRoutes } from './routes/search.js';
 import { taskRoutes } from './routes/tasks.js';
 import { webhookRoutes } from './routes/webhooks.js';
-import { createValidatorCompiler, located } from './validation.js';
+import { createValidatorCompiler, jsonBodyParser } from './validation.js';
 
 export type App = FastifyInstance;
 
@@ -63,19 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   // JSON only: any other body type answers 415 rather than being validated as a string.
   app.removeContentTypeParser('text/plain');
-  // Malformed JSON is a 422 (json_invalid), as FastAPI answers it.
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') {
-      done(null, undefined);
-      return;
-    }
-    try {
-      done(null, parseRequestJson(text, []));
-    } catch (error) {
-      done(error instanceof ValidationError ? located('body', error.issues) : (error as Error), undefined);
-    }
-  });
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser());
 
   await app.register(swagger, {
     openapi: {

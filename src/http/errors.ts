@@ -6,7 +6,7 @@ import { AppError, ValidationError, errors } from '../errors.js';
 import { StoreError } from '../store/errors.js';
 import { discardBody, rawAnswer } from './body-limit.js';
 import { errorBody, validationBody, type ResponseShape } from './envelope.js';
-import { RequestValidationError, locateInRoute } from './validation.js';
+import { RequestValidationError, locateInRoute, type RouteSchema, type ValidationIssue } from './validation.js';
 
 function shapeOf(request: FastifyRequest): ResponseShape {
   return request.routeOptions?.config?.shape ?? 'envelope';
@@ -74,7 +74,8 @@ const DRAIN_MS = 10_000;
 export function createErrorHandler(limits: ErrorLimits) {
   return async function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     await discardBody(request.raw, limits.drainBytes, DRAIN_MS);
-    const known = toKnownError(error, limits.bodyLimit);
+    // A route may take larger bodies than the app's default (uploads, batches).
+    const known = toKnownError(error, request.routeOptions?.bodyLimit ?? limits.bodyLimit);
     if (known instanceof ValidationError) {
       return reply.status(422).send(validationBody(locateInRoute(known, request.routeOptions.schema)));
     }
@@ -88,6 +89,32 @@ export function createErrorHandler(limits: ErrorLimits) {
     request.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send(errorBody(shapeOf(request), errors.internal()));
   };
+}
+
+/** A 422 has no error code of its own; an item's failure carries this one beside its detail. */
+export const VALIDATION_ERROR = 'VALIDATION_ERROR';
+
+/** The failure of one item of a batch: the status its own request would have had, and its error. */
+export interface ItemFailure {
+  status: number;
+  error: { error_code: string; message: string; detail?: ValidationIssue[] };
+}
+
+/**
+ * How the single route whose schema is `schema` would have answered `error` for this item
+ * alone: a 422's detail located as in that route's body, a service error's code and message.
+ */
+export function itemFailure(error: unknown, schema: RouteSchema, request: FastifyRequest): ItemFailure {
+  const known = toKnownError(error, 0);
+  const validation = known instanceof ValidationError ? locateInRoute(known, schema) : known instanceof RequestValidationError ? known : null;
+  if (validation) return { status: 422, error: { error_code: VALIDATION_ERROR, message: validation.message, detail: validation.issues } };
+  if (known instanceof AppError) {
+    if (known.status >= 500) request.log.warn({ err: error }, 'batch item failed');
+    return { status: known.status, error: { error_code: known.code, message: known.message } };
+  }
+  request.log.error({ err: error }, 'unhandled error in a batch item');
+  const internal = errors.internal();
+  return { status: internal.status, error: { error_code: internal.code, message: internal.message } };
 }
 
 /**

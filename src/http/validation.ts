@@ -1,9 +1,9 @@
 // Request validation: Ajv compilers per request part, the translation of Ajv errors into
 // FastAPI-style 422 items ({loc, msg, type}), and the location of services' field paths.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { FastifySchemaCompiler } from 'fastify';
-import { jsonTextIssues } from '../text/json-text.js';
-import type { FieldIssue, ValidationError } from '../errors.js';
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import { jsonTextIssues, parseRequestJson, type JsonParseOptions } from '../text/json-text.js';
+import { ValidationError, type FieldIssue } from '../errors.js';
 
 /** One item of a 422 body: `loc` starts with the part of the request (body, query, path, header). */
 export interface ValidationIssue {
@@ -140,19 +140,44 @@ export function toValidationError(part: string, ajvErrors: ErrorObject[]): Reque
   return new RequestValidationError(issues);
 }
 
+/** A body's checks: `null` when it is valid (defaults filled in), else its 422. */
+export type BodyValidator = (data: unknown) => RequestValidationError | null;
+
+// Bodies are strict JSON (no coercion: "1" is not a number); path and query values arrive as
+// strings and are coerced to the declared type.
+const bodyAjv = () => new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, strict: false });
+
+function bodyValidator(validate: ValidateFunction): BodyValidator {
+  return (data) => {
+    if (data === undefined || data === null) return new RequestValidationError([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+    return validate(data) ? null : toValidationError('body', validate.errors ?? []);
+  };
+}
+
+/**
+ * The checks a route with `schema` as its body runs on it, for a value that comes as a part
+ * of another body and is answered on its own (an item of a batch): the same 422 items, each
+ * located as in that route's body.
+ */
+export function compileBodyValidator(schema: object): BodyValidator {
+  return bodyValidator(bodyAjv().compile(schema));
+}
+
 /** The schema compiler of one app. */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  // Bodies are strict JSON (no coercion: "1" is not a number); path and query values arrive as
-  // strings and are coerced to the declared type.
-  const bodyAjv = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, strict: false });
+  const bodies = bodyAjv();
   const paramsAjv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
   return ({ schema, httpPart }) => {
     const part = httpPart ?? 'body';
-    const validate: ValidateFunction = (part === 'body' ? bodyAjv : paramsAjv).compile(schema as object);
+    if (part === 'body') {
+      const validateBody = bodyValidator(bodies.compile(schema as object));
+      return (data: unknown) => {
+        const error = validateBody(data);
+        return error ? { error } : { value: data };
+      };
+    }
+    const validate: ValidateFunction = paramsAjv.compile(schema as object);
     return (data: unknown) => {
-      if (part === 'body' && (data === undefined || data === null)) {
-        return { error: new RequestValidationError([{ loc: ['body'], msg: 'Field required', type: 'missing' }]) };
-      }
       // Path and query strings reach the store as text: a NUL (`%00`) is refused here. Bodies
       // were checked when their JSON was parsed.
       if (part === 'params' || part === 'querystring') {
@@ -162,5 +187,26 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
       if (validate(data)) return { value: data };
       return { error: toValidationError(part, validate.errors ?? []) };
     };
+  };
+}
+
+type ParserDone = (error: Error | null, body?: unknown) => void;
+
+/**
+ * The application/json parser: an empty body is no body (the validator answers "Field
+ * required"), malformed JSON a 422 json_invalid, as FastAPI answers it.
+ */
+export function jsonBodyParser(options: JsonParseOptions = {}) {
+  return (_request: FastifyRequest, body: string | Buffer, done: ParserDone): void => {
+    const text = body as string;
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    try {
+      done(null, parseRequestJson(text, [], options));
+    } catch (error) {
+      done(error instanceof ValidationError ? located('body', error.issues) : (error as Error), undefined);
+    }
   };
 }

@@ -104,14 +104,24 @@ export function nestsDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
+export interface JsonParseOptions {
+  /** The deepest nesting the text may have; MAX_JSON_DEPTH unless given. */
+  maxDepth?: number;
+  /**
+   * Whether strings the store cannot hold are refused here (unless false): a body whose parts
+   * are answered one by one checks each part itself (`jsonTextIssues`).
+   */
+  checkText?: boolean;
+}
+
 /**
  * Parses a JSON request text the store can hold, or throws a 422 at field `path`:
  * json_too_deep before parsing (V8 takes 200 ms to refuse a megabyte of `[`), json_invalid,
  * string_unicode.
  */
-export function parseRequestJson(text: string, path: string[]): unknown {
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
-    throw new ValidationError([{ path, msg: `JSON is nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep' }]);
+export function parseRequestJson(text: string, path: string[], { maxDepth = MAX_JSON_DEPTH, checkText = true }: JsonParseOptions = {}): unknown {
+  if (nestsDeeperThan(text, maxDepth)) {
+    throw new ValidationError([{ path, msg: `JSON is nested deeper than ${maxDepth} levels`, type: 'json_too_deep' }]);
   }
   let parsed: unknown;
   try {
@@ -122,7 +132,7 @@ export function parseRequestJson(text: string, path: string[]): unknown {
   // A parsed string holds NUL or a lone surrogate only through a \u escape (JSON refuses raw
   // control characters) or when the text itself holds a lone surrogate; most bodies have
   // neither, and a body of 1536 numbers then skips the walk.
-  if (text.includes('\\u') || !text.isWellFormed()) assertStorableText(parsed, path);
+  if (checkText && (text.includes('\\u') || !text.isWellFormed())) assertStorableText(parsed, path);
   return parsed;
 }
 

@@ -1,7 +1,7 @@
 // The TypeScript client (clients/typescript) against the real service listening on a port:
 // uploads from a path, a File and bytes, a URL served locally, waiting for tasks with
-// progress, a failing task, embedding ingest, versions, search, answers, the paging
-// iterators, and the API's error responses as FolioErrors.
+// progress, a failing task, embedding ingest (one and a batch), versions, search, answers,
+// the paging iterators, and the API's error responses as FolioErrors.
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
@@ -131,6 +131,34 @@ describe('TypeScript client', () => {
     const { results } = await folio.search({ embedding: vector(2), top_k: 1 });
     expect(results[0].document_id).toBe(ids[1]);
     expect(results[0].semantic_score).toBeCloseTo(1, 5);
+  });
+
+  it('ingests a batch of embeddings, each document with its own result', async () => {
+    const results = await folio.ingestEmbeddings([
+      { content: 'Tide table, first week.', embedding: vector(301), metadata: { week: 1 }, externalId: 'tides' },
+      { content: 'Too short a vector.', embedding: [1, 2, 3] },
+      { content: 'Tide table, second week.', embedding: vector(302), externalId: 'tides' },
+    ]);
+    expect(results.map((r) => [r.index, r.status])).toEqual([
+      [0, 201],
+      [1, 422],
+      [2, 201],
+    ]);
+    const [first, broken, second] = results;
+    if (!('document' in first) || !('document' in second) || !('error' in broken)) throw new Error('unexpected results');
+    expect(first.document).toMatchObject({ task_identifier: expect.stringMatching(/^IngestEmbedding:/), external_id: 'tides', document_id: expect.any(Number) });
+    const error = FolioError.fromResponse(broken.status, broken.error);
+    expect(error).toMatchObject({ status: 422, errorCode: 'VALIDATION_ERROR', detail: [{ loc: ['body', 'embedding'], type: 'too_short' }] });
+    expect(error.message).toMatch(/^body\.embedding: /);
+
+    expect((await folio.versions('tides')).map((d) => d.id)).toEqual([second.document.document_id, first.document.document_id]);
+    expect((await folio.getDocument(first.document.document_id)).document_metadata).toEqual({ week: 1 });
+    const { results: found } = await folio.search({ embedding: vector(302), top_k: 1 });
+    expect(found[0].document_id).toBe(second.document.document_id);
+
+    await expect(folio.ingestEmbeddings([])).rejects.toMatchObject({ name: 'FolioError', status: 422, detail: [{ loc: ['body', 'documents'], type: 'too_short' }] });
+    const reader = new FolioClient({ baseUrl, apiKey: KEYS.read });
+    await expect(reader.ingestEmbeddings([{ content: 'x', embedding: vector(303) }])).rejects.toMatchObject({ status: 403, errorCode: 'FORBIDDEN' });
   });
 
   it('answers a question with its sources', async () => {

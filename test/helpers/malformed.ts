@@ -119,10 +119,15 @@ const filterOnly = (field: string) =>
  * A body for each JSON route that passes validation but for its free-form parts (filters,
  * metadata, text), so most requests reach the services; `mutated` then breaks one field.
  */
+const embeddingBody = fc.record({ embedding, content: fc.oneof(fc.string({ maxLength: 100 }), nasty), metadata, external_id: text }, { requiredKeys: ['embedding', 'content'] });
+
 function validBody(route: Route): fc.Arbitrary<Record<string, unknown>> {
   switch (`${route.method} ${route.path}`) {
     case 'POST /api/v1/documents/ingest/embedding':
-      return fc.record({ embedding, content: fc.oneof(fc.string({ maxLength: 100 }), nasty), metadata, external_id: text }, { requiredKeys: ['embedding', 'content'] });
+      return embeddingBody;
+    case 'POST /api/v1/documents/ingest/embedding/batch':
+      // Items are answered one by one: broken ones (mutated, or any value) beside good ones.
+      return fc.record({ documents: fc.array(fc.oneof({ weight: 4, arbitrary: embeddingBody }, { weight: 1, arbitrary: value }), { minLength: 1, maxLength: 4 }) });
     case 'POST /api/v1/documents/search/pages':
       return fc.oneof(filterOnly('query'), fc.record(
         {

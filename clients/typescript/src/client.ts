@@ -10,6 +10,7 @@ import type {
   AnswerRequest,
   Document,
   DocumentWithPages,
+  EmbeddingBatchItem,
   Extraction,
   ExtractionResult,
   IngestReceipt,
@@ -43,6 +44,9 @@ export interface EmbeddingIngest extends IngestOptions {
   /** 1536 numbers; the service normalises the vector. */
   embedding: number[];
 }
+
+/** One document of `ingestEmbeddings`: what `ingestEmbedding` takes. */
+export type EmbeddingDocument = Omit<EmbeddingIngest, 'signal'>;
 
 /**
  * A file to upload: a path (Node only; streamed from disk), a Blob or File (a File's name is
@@ -108,6 +112,18 @@ export class FolioClient {
   async ingestEmbedding({ content, embedding, metadata, externalId, signal }: EmbeddingIngest): Promise<IngestReceipt> {
     const body = { content, embedding, metadata, external_id: externalId };
     return (await unwrap(this.raw.POST('/api/v1/documents/ingest/embedding', { body, signal }))).data;
+  }
+
+  /**
+   * Stores 1 to 1,000 one-page documents with their precomputed embeddings in one request, each
+   * checked and stored on its own: one result per document, in order, with `document` (status
+   * 201) or the `error` the single ingest would have answered for it (`FolioError.fromResponse
+   * (result.status, result.error)` makes it a FolioError). Throws a FolioError only when the
+   * request as a whole is refused (no documents, more than 1,000, a key without write scope).
+   */
+  async ingestEmbeddings(documents: EmbeddingDocument[], { signal }: RequestOptions = {}): Promise<EmbeddingBatchItem[]> {
+    const body = { documents: documents.map(({ content, embedding, metadata, externalId }) => ({ content, embedding, metadata, external_id: externalId })) };
+    return (await unwrap(this.raw.POST('/api/v1/documents/ingest/embedding/batch', { body, signal }))).data.results;
   }
 
   async taskStatus(taskId: string, { signal }: RequestOptions = {}): Promise<TaskStatus> {

@@ -51,6 +51,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/documents/ingest/embedding/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create up to 1,000 documents from precomputed embeddings in one request (synchronous)
+         * @description Each item of documents is what ingestEmbedding takes, checked and stored on its own: the answer (200) holds one result per item, in order, with the item's document as ingestEmbedding answers it (status 201) or the error it would have answered for that item alone. A broken item does not keep the others from being stored. Every stored item is committed and searchable when the answer is sent. The body limit is 64 times that of other JSON routes (FOLIO_BODY_LIMIT_BYTES; 64 MiB by default). Items that share an external_id become versions in their order.
+         */
+        post: operations["ingestEmbeddings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/documents/task/{task_identifier}": {
         parameters: {
             query?: never;
@@ -824,6 +844,292 @@ export interface operations {
                             file_path: string;
                             external_id: string | null;
                             document_id?: number;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    ingestEmbeddings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    documents: {
+                        [key: string]: unknown;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description One result per item, in the order of documents */
+                            results: ({
+                                /** @description The item's position in documents */
+                                index: number;
+                                /** @description 201: stored */
+                                status: number;
+                                document: {
+                                    task_identifier: string;
+                                    file_path: string;
+                                    external_id: string | null;
+                                    document_id: number;
+                                };
+                            } | {
+                                /** @description The item's position in documents */
+                                index: number;
+                                /** @description The status the single ingest would have answered for this item alone (422 for a broken item) */
+                                status: number;
+                                error: {
+                                    /** @description VALIDATION_ERROR for a 422 (its problems in detail); otherwise the error code the single ingest answers */
+                                    error_code: string;
+                                    message: string;
+                                    detail?: {
+                                        loc: string[];
+                                        msg: string;
+                                        type: string;
+                                    }[];
+                                };
+                            })[];
+                            /** @description Items stored */
+                            created: number;
+                            /** @description Items not stored */
+                            failed: number;
                         };
                         success: boolean;
                         error: null;

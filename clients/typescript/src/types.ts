@@ -9,6 +9,8 @@ type OkData<O> = Ok<O> extends { data: infer D } ? D : never;
 type StreamEvent<O> = O extends { responses: { 200: { content: { 'text/event-stream': infer E } } } } ? E : never;
 
 export type IngestReceipt = OkData<paths['/api/v1/documents/ingest/embedding']['post']>;
+/** One result of a batch embedding ingest: `{index, status: 201, document}` or `{index, status, error}`. */
+export type EmbeddingBatchItem = OkData<paths['/api/v1/documents/ingest/embedding/batch']['post']>['results'][number];
 export type TaskStatus = OkData<paths['/api/v1/tasks/status/{task_identifier}']['get']>;
 export type Document = OkData<paths['/api/v1/documents/external/{external_id}/versions']['get']>[number];
 export type DocumentWithPages = OkData<paths['/api/v1/documents/internal/{document_id}']['get']>;

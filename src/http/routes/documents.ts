@@ -1,10 +1,14 @@
 // Document routes: embedding ingest, retrieval, content drill-down, metadata patch,
 // deletion and deletion previews. Each validates, calls one service function, shapes.
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
+import type { EmbeddingIngestInput } from '../../documents/ingest-embedding.js';
 import { EMBEDDING_DIMENSIONS } from '../../search/vectors.js';
+import { jsonTextIssues, MAX_JSON_DEPTH } from '../../text/json-text.js';
 import { routePlugin, type AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
+import { itemFailure } from '../errors.js';
+import { compileBodyValidator, jsonBodyParser, located } from '../validation.js';
 import {
   ApiKeyHeader,
   DeletePreview,
@@ -19,6 +23,7 @@ import {
   Nullable,
   Page,
   Paragraph,
+  ValidationErrorBody,
   bareErrors,
   envelopeErrors,
 } from '../schemas.js';
@@ -35,11 +40,119 @@ const EmbeddingIngestBody = Type.Object({
   external_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255 }))),
 });
 
+/** Documents in one batch of the embedding ingest. */
+const MAX_BATCH_DOCUMENTS = 1000;
+
+/**
+ * The batch route's body limit, in multiples of the app's (FOLIO_BODY_LIMIT_BYTES, 1 MiB by
+ * default, which every other JSON route takes): 64 MiB fits 1,000 items of 1536 numbers written
+ * at full precision (about 32 KB each) with their content and metadata.
+ */
+const BATCH_BODY_LIMIT_FACTOR = 64;
+
+// Each item is checked on its own, against the single route's schema: a broken item is
+// answered in its place, and the others are stored.
+const EmbeddingBatchBody = Type.Object({
+  documents: Type.Array(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description: `A document as the body of ingestEmbedding takes it: embedding (${EMBEDDING_DIMENSIONS} numbers), content (at most 3,000 characters), metadata?, external_id?`,
+    }),
+    { minItems: 1, maxItems: MAX_BATCH_DOCUMENTS },
+  ),
+});
+
+const StoredDocument = Type.Object({ ...IngestReceipt.properties, document_id: Type.Integer() });
+
+const BatchItemError = Type.Object({
+  error_code: Type.String({ description: 'VALIDATION_ERROR for a 422 (its problems in detail); otherwise the error code the single ingest answers' }),
+  message: Type.String(),
+  detail: Type.Optional(ValidationErrorBody.properties.detail),
+});
+
+const EmbeddingBatchResult = Type.Object({
+  results: Type.Array(
+    Type.Union([
+      Type.Object({
+        index: Type.Integer({ description: "The item's position in documents" }),
+        status: Type.Integer({ description: '201: stored' }),
+        document: StoredDocument,
+      }),
+      Type.Object({
+        index: Type.Integer({ description: "The item's position in documents" }),
+        status: Type.Integer({ description: 'The status the single ingest would have answered for this item alone (422 for a broken item)' }),
+        error: BatchItemError,
+      }),
+    ]),
+    { description: 'One result per item, in the order of documents' },
+  ),
+  created: Type.Integer({ description: 'Items stored' }),
+  failed: Type.Integer({ description: 'Items not stored' }),
+});
+
+type BatchResult = Static<typeof EmbeddingBatchResult>['results'][number];
+
 const tags = ['documents'];
+
+/** The embedding ingest of many documents in one request (its own plugin: it parses its body itself). */
+function embeddingBatchRoute(deps: AppDeps): FastifyPluginAsync {
+  const documents = deps.services.documents;
+  const validateItem = compileBodyValidator(EmbeddingIngestBody);
+  const single = { body: EmbeddingIngestBody };
+  return routePlugin((app) => {
+    // Strings the store cannot hold, and nesting deeper than a body may have, refuse the item
+    // that holds them, not the batch: each item is checked below as the single route checks
+    // its body. The batch as a whole may nest twice as deep as a body; past that it is refused.
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser({ maxDepth: 2 * MAX_JSON_DEPTH, checkText: false }));
+
+    app.post(
+      '/documents/ingest/embedding/batch',
+      {
+        config: { scope: 'write' },
+        bodyLimit: deps.config.bodyLimit * BATCH_BODY_LIMIT_FACTOR,
+        schema: {
+          operationId: 'ingestEmbeddings',
+          tags,
+          summary: `Create up to ${MAX_BATCH_DOCUMENTS.toLocaleString('en')} documents from precomputed embeddings in one request (synchronous)`,
+          description:
+            'Each item of documents is what ingestEmbedding takes, checked and stored on its own: the answer (200) holds one ' +
+            "result per item, in order, with the item's document as ingestEmbedding answers it (status 201) or the error it " +
+            'would have answered for that item alone. A broken item does not keep the others from being stored. Every stored ' +
+            `item is committed and searchable when the answer is sent. The body limit is ${BATCH_BODY_LIMIT_FACTOR} times that of ` +
+            `other JSON routes (FOLIO_BODY_LIMIT_BYTES; ${BATCH_BODY_LIMIT_FACTOR} MiB by default). Items that share an ` +
+            'external_id become versions in their order.',
+          headers: ApiKeyHeader,
+          body: EmbeddingBatchBody,
+          response: { 200: Envelope(EmbeddingBatchResult), ...envelopeErrors },
+        },
+      },
+      async (request) => {
+        const items = request.body.documents;
+        const results: BatchResult[] = new Array(items.length);
+        const valid: { index: number; input: EmbeddingIngestInput }[] = [];
+        items.forEach((item, index) => {
+          // In the single route's order: the text of the JSON, then its schema.
+          const issues = jsonTextIssues(item, []);
+          const invalid = issues.length > 0 ? located('body', issues) : validateItem(item);
+          if (invalid) results[index] = { index, ...itemFailure(invalid, single, request) };
+          else valid.push({ index, input: item as unknown as EmbeddingIngestInput });
+        });
+        const outcomes = await documents.ingestEmbeddings(request.principal.workspaceId, valid.map((v) => v.input));
+        let created = 0;
+        outcomes.forEach((outcome, i) => {
+          const { index } = valid[i];
+          if (outcome.ok) created++;
+          results[index] = outcome.ok ? { index, status: 201, document: outcome.receipt } : { index, ...itemFailure(outcome.error, single, request) };
+        });
+        return envelope({ results, created, failed: items.length - created });
+      },
+    );
+  });
+}
 
 export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
   const documents = deps.services.documents;
-  return routePlugin((app) => {
+  return routePlugin(async (app) => {
 
     app.post(
       '/documents/ingest/embedding',
@@ -59,6 +172,8 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
         return reply.status(201).send(envelope(receipt));
       },
     );
+
+    await app.register(embeddingBatchRoute(deps));
 
     app.get(
       '/documents/task/:task_identifier',
