@@ -137,10 +137,11 @@ function makeDir(dir: string): void {
   }
 }
 
-function openUnlinked(dir: string): number | null {
+/** A new file in `dir`, named `<kind>-<pid>-<random>`, open for reading and writing and already unlinked; null when none can be made. */
+export function openUnlinked(dir: string, kind = 'contents'): number | null {
   try {
     makeDir(dir);
-    const file = path.join(dir, `contents-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    const file = path.join(dir, `${kind}-${process.pid}-${Math.random().toString(36).slice(2)}`);
     const fd = fs.openSync(file, 'wx+', 0o600);
     try {
       fs.unlinkSync(file);
@@ -154,6 +155,6 @@ function openUnlinked(dir: string): number | null {
 }
 
 /** Writes all of `buffer` at `position` (a write may take fewer bytes than asked). */
-function writeAll(fd: number, buffer: Buffer, position: number): void {
+export function writeAll(fd: number, buffer: Uint8Array, position: number): void {
   for (let done = 0; done < buffer.length; ) done += fs.writeSync(fd, buffer, done, buffer.length - done, position + done);
 }

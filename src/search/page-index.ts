@@ -1,5 +1,6 @@
-// The in-process page index: per workspace, one contiguous float32 matrix of unit page
-// embeddings, their compact codes (codes.ts), which a search scans first, and an inverted
+// The in-process page index: per workspace, one contiguous matrix of the compact codes of
+// its unit page embeddings (codes.ts), which a search scans, the embeddings themselves in a
+// file (row-vectors.ts), read for the few pages the codes leave in doubt, and an inverted
 // index of the pages' lexemes, loaded from the store on first use and brought up to date
 // with the store's page changes before every search, so a search on any process sees every
 // write acknowledged before it. Searches score their candidates here,
@@ -12,9 +13,11 @@ import type { Database } from '../store/schema.js';
 import { indexedPages, loadIndexedPages, pageChangesSince, type PageReader } from '../store/pages.js';
 import { encodeQuery, type QueryCode } from './codes.js';
 import { ScanPool, topK, topKClamped } from './kernel/index.js';
+import { RowScorer } from './kernel/row-scorer.js';
 import type { KeywordHits, QueryTerm } from './keyword-index.js';
 import { QueryTermReader } from './query-terms.js';
 import { keywordScore, SEMANTIC_MAX, SEMANTIC_MIN, semanticScore } from './scores.js';
+import { EMBEDDING_DIMENSIONS } from './vectors.js';
 import { CODE_SPACE, WorkspacePages, type SlotPage } from './workspace-pages.js';
 
 export interface PageQuery {
@@ -207,6 +210,7 @@ export class PageIndex {
   /** By scanned position, for shortlist(): the keyword hit there, or -1. */
   private hitAt = new Int32Array(0);
   private readonly terms: QueryTermReader;
+  private readonly scorer = new RowScorer(EMBEDDING_DIMENSIONS);
 
   private readonly db: Kysely<Database>;
   /** The embedded engine's write count: when it has not moved, no page changed and a catch-up is skipped. */
@@ -289,17 +293,18 @@ export class PageIndex {
 
   /** Scores `rows` (or every row) from the codes, or from the floats for an exact search. */
   private scanAll<T>(ws: WorkspacePages, { vector, code }: ScanVector, rows: Int32Array | undefined, use: (scores: Float32Array) => T): Promise<T> {
-    return code ? this.pool.scoreWith(ws.codes, code.bytes, rows, use) : this.pool.scoreWith(ws.matrix, vector, rows, use);
+    if (code) return this.pool.scoreWith(ws.codes, code.bytes, rows, use);
+    return this.exactScores(ws, vector, rows ?? Int32Array.from({ length: ws.codes.rows }, (_, i) => i)).then(use);
   }
 
   /** An early scan's cosines with the rows added since scored too, or null when a removal has moved rows. */
   private async extendScan(ws: WorkspacePages, { vector, code }: ScanVector, early: EarlyScan): Promise<Float32Array | null> {
     if (early.removals !== ws.removals) return null;
     const held = early.cosines.length;
-    const rows = ws.matrix.rows;
+    const rows = ws.codes.rows;
     if (rows === held) return early.cosines;
     const added = Int32Array.from({ length: rows - held }, (_, i) => held + i);
-    const cosines = await (code ? this.pool.score(ws.codes, code.bytes, added) : this.pool.score(ws.matrix, vector, added));
+    const cosines = await (code ? this.pool.score(ws.codes, code.bytes, added) : this.exactScores(ws, vector, added));
     const all = new Float32Array(rows);
     all.set(early.cosines);
     all.set(cosines, held);
@@ -336,12 +341,17 @@ export class PageIndex {
         ranked = this.rank(ws, q, hitsOf(await q.terms), rows, null);
       }
       if ('hits' in ranked) {
-        const exact = await this.pool.score(ws.matrix, vector!.vector, ranked.rows);
+        const exact = await this.exactScores(ws, vector!.vector, ranked.rows);
         ranked = this.rank(ws, q, ranked.hits, ranked.rows, exact);
       }
       await this.completeScores(ws, q.alpha, vector?.vector ?? null, await q.terms, ranked);
       return ranked.results.map((r, i) => ({ ...ws.pageAt(ranked.slots[i]), ...r }));
     });
+  }
+
+  /** The float scan's cosines of `rows`, from the pages' vectors. */
+  private exactScores(ws: WorkspacePages, vector: Float32Array, rows: Int32Array): Promise<Float32Array> {
+    return ws.vectors.score(this.scorer, vector, rows);
   }
 
   /**
@@ -511,7 +521,7 @@ export class PageIndex {
     if (alpha === 0 && vector !== null) {
       const embedded = slots.map((slot, i) => ({ row: ws.slotRow[slot], i })).filter(({ row }) => row >= 0);
       if (embedded.length === 0) return;
-      const cosines = await this.pool.score(ws.matrix, vector, Int32Array.from(embedded, (e) => e.row));
+      const cosines = await this.exactScores(ws, vector, Int32Array.from(embedded, (e) => e.row));
       embedded.forEach(({ i }, j) => (results[i].semantic = semanticScore(cosines[j])));
     }
   }
@@ -545,8 +555,8 @@ export class PageIndex {
     for (const ws of this.loaded) {
       stats.workspaces++;
       stats.pages += ws.slotOf.size;
-      stats.vectorBytes += ws.matrix.rows * (ws.matrix.layout.stride + ws.codes.layout.stride + ws.rowError.BYTES_PER_ELEMENT);
-      stats.reservedBytes += ws.matrix.byteLength + ws.codes.byteLength;
+      stats.vectorBytes += ws.codes.rows * (ws.codes.layout.stride + ws.rowError.BYTES_PER_ELEMENT) + ws.vectors.residentBytes;
+      stats.reservedBytes += ws.codes.byteLength + ws.vectors.residentBytes;
       stats.postings += ws.keyword.postings;
       stats.keywordBytes += ws.keyword.byteLength();
     }
@@ -600,7 +610,7 @@ export class PageIndex {
     }
     ws.keyword.trim();
     this.loaded.add(ws);
-    collectAfterLoad(ws.matrix.rows);
+    collectAfterLoad(ws.codes.rows);
     return ws;
   }
 
@@ -660,7 +670,6 @@ export class PageIndex {
     // A load under way stops at its next slice; wait for it, so that nothing reads the store after this.
     await Promise.allSettled(this.workspaces.values());
     for (const ws of this.loaded) {
-      this.pool.release(ws.matrix);
       this.pool.release(ws.codes);
       ws.close();
     }

@@ -7,6 +7,7 @@ import { ContentFile, type TextEntry } from './content-file.js';
 import { VectorMatrix } from './kernel/index.js';
 import { KeywordIndex, MAX_SLOTS } from './keyword-index.js';
 import { ReadWriteGate } from './read-write-gate.js';
+import { RowVectors } from './row-vectors.js';
 import { EMBEDDING_DIMENSIONS } from './vectors.js';
 
 /** How the pages' embeddings are coded for the first pass of a search (codes.ts). */
@@ -26,9 +27,10 @@ export interface SlotPage {
  * is removed (the matrix stays contiguous). Page contents are in the content file.
  */
 export class WorkspacePages {
-  readonly matrix = new VectorMatrix(EMBEDDING_DIMENSIONS);
-  /** Row -> the row's code (codes.ts): the same rows as the matrix. */
+  /** Row -> the page's code (codes.ts), which searches scan. */
   readonly codes = new VectorMatrix(EMBEDDING_DIMENSIONS, { codes: true });
+  /** Row -> the page's float32 vector, read to score again the rows the codes leave in doubt. */
+  readonly vectors: RowVectors;
   /** Row -> a bound on its code's error (codes.ts). */
   rowError = new Float32Array(256);
   /** The largest norm of a row ever held (unit rows: 1 give or take float32's rounding), and the largest error bound. */
@@ -72,6 +74,7 @@ export class WorkspacePages {
   /** `contentDir`: where the content file goes; null keeps no contents (results then read them from the store). */
   constructor(contentDir: string | null = null) {
     this.texts = ContentFile.open(contentDir);
+    this.vectors = new RowVectors(EMBEDDING_DIMENSIONS, contentDir);
   }
 
   /**
@@ -84,7 +87,6 @@ export class WorkspacePages {
 
   /** Makes room for `rows` embedded pages. */
   reserve(rows: number): void {
-    this.matrix.reserve(rows);
     this.codes.reserve(rows);
     if (rows > this.rowError.length) {
       const grown = new Float32Array(rows);
@@ -98,6 +100,7 @@ export class WorkspacePages {
     const seen = new Set<number>();
     const fresh = pages.filter((p) => !this.slotOf.has(p.id) && !seen.has(p.id) && seen.add(p.id));
     const texts = this.texts.append(fresh.map((p) => p.content));
+    this.vectors.appendAll(fresh.flatMap((p) => (p.embedding ? [p.embedding] : [])));
     fresh.forEach((page, i) => this.add(page, texts[i]));
   }
 
@@ -114,9 +117,8 @@ export class WorkspacePages {
     if (!slots) this.documentSlots.set(page.documentId, (slots = []));
     slots.push(slot);
     if (page.embedding) {
-      const row = this.matrix.append(page.embedding);
       const code = encodeRow(CODE_SPACE, page.embedding);
-      this.codes.appendCodes(code.bytes);
+      const row = this.codes.appendCodes(code.bytes);
       if (row >= this.rowError.length) {
         const grown = new Float32Array(this.rowError.length * 2);
         grown.set(this.rowError);
@@ -147,9 +149,9 @@ export class WorkspacePages {
     const row = this.slotRow[slot];
     if (row >= 0) {
       // Swap-remove: the last row moves into the hole.
-      const last = this.matrix.rows - 1;
+      const last = this.codes.rows - 1;
       if (row !== last) {
-        this.matrix.copyRow(last, row);
+        this.vectors.moveRow(last, row);
         this.codes.copyRow(last, row);
         this.rowError[row] = this.rowError[last];
         const moved = this.rowSlot[last];
@@ -157,8 +159,8 @@ export class WorkspacePages {
         this.slotRow[moved] = row;
       }
       this.rowSlot.pop();
-      this.matrix.truncate(last);
       this.codes.truncate(last);
+      this.vectors.truncate(last);
       this.slotRow[slot] = -1;
     }
     if (this.removed > 1024 && this.removed * 2 > this.slotPage.length) this.compact();
@@ -217,6 +219,7 @@ export class WorkspacePages {
 
   close(): void {
     this.texts.close();
+    this.vectors.close();
   }
 
   /** Rows of the eligible documents' embedded pages, in increasing order; the same array until the layout changes. */

@@ -29,7 +29,7 @@ const pagesAt = (ws: WorkspacePages, rows: Int32Array) => [...rows].map((row) =>
 describe('WorkspacePages.rowsOf', () => {
   it('gives the embedded pages of the documents, and follows adds, removals and compaction for the same set', () => {
     const ws = new WorkspacePages();
-    ws.matrix.reserve(4000);
+    ws.reserve(4000);
     for (let id = 1; id <= 10; id++) ws.addAll([page(id, id % 3, id !== 4)]);
     const documents: ReadonlySet<number> = new Set([1, 2]);
     expect(pagesAt(ws, ws.rowsOf(documents))).toEqual([1, 2, 5, 7, 8, 10]);
@@ -64,7 +64,7 @@ describe('WorkspacePages.pageAt', () => {
   it('reads each page back from the content file through additions, removals, slot compaction and a rewrite of the file', () => {
     // Its directory and the missing parents are made.
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-contents-'));
-    // Files opened: the content file, then the one it is rewritten into.
+    // Content files opened: the first, then the one it is rewritten into.
     const opened = vi.spyOn(fs, 'openSync');
     const ws = new WorkspacePages(path.join(root, 'data', 'index'));
     const expected = new Map<number, string>();
@@ -78,7 +78,7 @@ describe('WorkspacePages.pageAt', () => {
       ws.remove(id);
       expected.delete(id);
     }
-    expect(opened).toHaveBeenCalledTimes(2);
+    expect(opened.mock.calls.filter(([file]) => path.basename(String(file)).startsWith('contents-'))).toHaveLength(2);
     opened.mockRestore();
     ws.addAll([page(5000, 1, true, 'late page, after the rewrite')]);
     expected.set(5000, `${5000 % 7}:late page, after the rewrite`);

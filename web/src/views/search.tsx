@@ -69,7 +69,7 @@ export function SearchView() {
   const search = (e: Event) =>
     form.submit(e, async (filters) => {
       const res = await call('post', '/api/v1/documents/search/pages', {
-        body: { query, alpha, top_k: topK, min_relevance: minRelevance, ...filters, optimize_query: optimizeQuery, optimize_metadata: optimizeMetadata },
+        body: { query, alpha, top_k: topK, min_relevance: minRelevance, exact: false, ...filters, optimize_query: optimizeQuery, optimize_metadata: optimizeMetadata },
       });
       setResult(res.data);
       setSearched(query);

@@ -1,0 +1,156 @@
+// The pages' float32 vectors by matrix row, kept out of the process's memory: a search scans
+// the codes (codes.ts) and reads only the few rows its bounds leave in doubt from here (every
+// row when it asks to be exact). They are in a file of the index's own, unlinked as soon as it
+// is open and served by the operating system's page cache, as the content file is; where no
+// file can be made or written (a read-only or full disk) they are kept in memory instead.
+import fs from 'node:fs';
+import { openUnlinked, writeAll } from './content-file.js';
+import type { RowScorer } from './kernel/row-scorer.js';
+
+/** Rows scored between two turns of the event loop. */
+const CHUNK_ROWS = 1024;
+/** Below this many bytes of removed rows the file is not rewritten. */
+const MIN_WASTE_BYTES = 16 << 20;
+
+export class RowVectors {
+  /** Bytes per row, padded as the kernel reads it. */
+  readonly stride: number;
+  /** The file, or null once the vectors are kept in memory. */
+  private fd: number | null;
+  private memory = new Uint8Array(0);
+  /** Row -> its place (in strides) in the file or in memory. */
+  private rowPlace = new Int32Array(256);
+  private count = 0;
+  /** Places used, live or not. */
+  private places = 0;
+
+  constructor(
+    readonly dims: number,
+    private readonly dir: string | null,
+  ) {
+    this.stride = Math.ceil(dims / 16) * 64;
+    this.fd = dir === null ? null : openUnlinked(dir, 'vectors');
+  }
+
+  get rows(): number {
+    return this.count;
+  }
+
+  /** Bytes the vectors take in the process's memory (none while they are in the file). */
+  get residentBytes(): number {
+    return this.fd === null ? this.memory.length : 0;
+  }
+
+  /** Appends the vectors as rows, in one write. */
+  appendAll(vectors: readonly Float32Array[]): void {
+    if (vectors.length === 0) return;
+    const bytes = Buffer.alloc(vectors.length * this.stride);
+    const floats = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
+    vectors.forEach((v, i) => {
+      if (v.length !== this.dims) throw new RangeError(`vector has ${v.length} dims, rows have ${this.dims}`);
+      floats.set(v, (i * this.stride) / 4);
+    });
+    this.write(bytes, this.places);
+    if (this.rowPlace.length < this.count + vectors.length) {
+      const grown = new Int32Array(Math.max(this.rowPlace.length * 2, this.count + vectors.length));
+      grown.set(this.rowPlace);
+      this.rowPlace = grown;
+    }
+    for (let i = 0; i < vectors.length; i++) this.rowPlace[this.count++] = this.places++;
+  }
+
+  /** Row `to` takes row `from`'s vector (a swap-remove); `to`'s own place is left as waste. */
+  moveRow(from: number, to: number): void {
+    this.rowPlace[to] = this.rowPlace[from];
+  }
+
+  /** Drops the rows from `rows` on; rewrites the live rows once the waste outweighs them. */
+  truncate(rows: number): void {
+    this.count = rows;
+    const waste = (this.places - this.count) * this.stride;
+    if (waste > MIN_WASTE_BYTES && this.places > 2 * this.count) this.compact();
+  }
+
+  /**
+   * The dot products of `query` with rows `rows[i]`, each the scan kernel's, a chunk of rows
+   * at a time with a turn of the event loop between chunks. The rows must stay where they are
+   * meanwhile (the page index's gate).
+   */
+  async score(scorer: RowScorer, query: Float32Array, rows: Int32Array): Promise<Float32Array> {
+    const scores = new Float32Array(rows.length);
+    for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
+      if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      const part = rows.subarray(start, start + CHUNK_ROWS);
+      this.read(part, scorer.rows(part.length));
+      scores.set(scorer.score(query, part.length), start);
+    }
+    return scores;
+  }
+
+  close(): void {
+    if (this.fd !== null) fs.closeSync(this.fd);
+    this.fd = null;
+    this.memory = new Uint8Array(0);
+  }
+
+  /** Reads rows `rows[i]` to `into` at i * stride, runs of consecutive places in one read each. */
+  private read(rows: Int32Array, into: Uint8Array): void {
+    const { stride } = this;
+    for (let i = 0; i < rows.length; ) {
+      const place = this.rowPlace[rows[i]];
+      let run = 1;
+      while (i + run < rows.length && this.rowPlace[rows[i + run]] === place + run) run++;
+      const target = into.subarray(i * stride, (i + run) * stride);
+      if (this.fd === null) {
+        target.set(this.memory.subarray(place * stride, (place + run) * stride));
+      } else if (fs.readSync(this.fd, target, 0, target.length, place * stride) !== target.length) {
+        throw new Error('The page index could not read its vector file');
+      }
+      i += run;
+    }
+  }
+
+  /** Writes `bytes` at place `at`, to the file or, once it fails, to memory (with what the file held). */
+  private write(bytes: Uint8Array, at: number): void {
+    if (this.fd !== null) {
+      try {
+        writeAll(this.fd, bytes, at * this.stride);
+        return;
+      } catch {
+        this.toMemory();
+      }
+    }
+    const end = (at + bytes.length / this.stride) * this.stride;
+    if (this.memory.length < end) {
+      const grown = new Uint8Array(Math.max(end, Math.ceil(this.memory.length * 1.5)));
+      grown.set(this.memory);
+      this.memory = grown;
+    }
+    this.memory.set(bytes, at * this.stride);
+  }
+
+  /** Moves what the file holds to memory and gives the file up. */
+  private toMemory(): void {
+    const fd = this.fd!;
+    const held = new Uint8Array(this.places * this.stride);
+    if (fs.readSync(fd, held, 0, held.length, 0) !== held.length) throw new Error('The page index could not read its vector file');
+    fs.closeSync(fd);
+    this.fd = null;
+    this.memory = held;
+  }
+
+  /** Rewrites the live rows in row order, dropping the places removed rows left. */
+  private compact(): void {
+    const rows = Int32Array.from({ length: this.count }, (_, i) => i);
+    const live = new Uint8Array(this.count * this.stride);
+    this.read(rows, live);
+    const fd = this.fd === null || this.dir === null ? null : openUnlinked(this.dir, 'vectors');
+    if (this.fd !== null) fs.closeSync(this.fd);
+    this.fd = fd;
+    this.memory = new Uint8Array(0);
+    this.places = 0;
+    this.write(live, 0);
+    this.places = this.count;
+    this.rowPlace.set(rows);
+  }
+}

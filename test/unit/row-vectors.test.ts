@@ -1,0 +1,66 @@
+// The pages' float vectors outside the process's memory: in the index's file, or in memory
+// where no file can be made, every row's score is the one a scan of a matrix of them gives, bit
+// for bit, through swap-removals and the rewrite that drops removed rows.
+import os from 'node:os';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ScanPool, VectorMatrix } from '../../src/search/kernel/index.js';
+import { RowScorer } from '../../src/search/kernel/row-scorer.js';
+import { RowVectors } from '../../src/search/row-vectors.js';
+import { normalizeVector } from '../../src/search/vectors.js';
+
+const DIMS = 1536;
+const randomUnit = () => normalizeVector(Array.from({ length: DIMS }, () => Math.random() - 0.5))!;
+
+describe.each([
+  ['a file', os.tmpdir()],
+  ['memory', null],
+  ['memory, where no file can be made', '/proc/folio-cannot-be-here'],
+])('row vectors in %s', (_, dir) => {
+  const pool = new ScanPool({ threads: 2 });
+  afterAll(() => pool.close());
+
+  it('scores rows as a matrix scan does, through removals and rewrites', async () => {
+    const vectors = new RowVectors(DIMS, dir);
+    const scorer = new RowScorer(DIMS);
+    // The rows as the matrix would hold them: swap-removals mirrored.
+    let held: Float32Array[] = [];
+    const add = (n: number) => {
+      const fresh = Array.from({ length: n }, randomUnit);
+      vectors.appendAll(fresh);
+      held = [...held, ...fresh];
+    };
+    const removeRow = (row: number) => {
+      const last = held.length - 1;
+      if (row !== last) {
+        vectors.moveRow(last, row);
+        held[row] = held[last];
+      }
+      held.pop();
+      vectors.truncate(last);
+    };
+    const expectScans = async () => {
+      expect(vectors.rows).toBe(held.length);
+      const matrix = new VectorMatrix(DIMS, { capacity: held.length });
+      for (const v of held) matrix.append(v);
+      const query = randomUnit();
+      const want = await pool.score(matrix, query);
+      const all = Int32Array.from({ length: held.length }, (_, i) => i);
+      expect(Array.from(await vectors.score(scorer, query, all))).toEqual(Array.from(want));
+      const some = Int32Array.from({ length: 50 }, (_, i) => (i * 37) % held.length);
+      expect(Array.from(await vectors.score(scorer, query, some))).toEqual(Array.from(some, (r) => want[r]));
+      pool.release(matrix);
+    };
+    add(1500);
+    await expectScans();
+    for (let i = 0; i < 200; i++) removeRow((i * 13) % held.length);
+    add(10);
+    await expectScans();
+    // Past 16 MB of removed rows outweighing the rest: the live rows are rewritten.
+    add(3000);
+    while (held.length > 1000) removeRow(held.length % 7 === 0 ? 0 : held.length - 1);
+    await expectScans();
+    if (dir === os.tmpdir()) expect(vectors.residentBytes).toBe(0);
+    else expect(vectors.residentBytes).toBeGreaterThanOrEqual(held.length * DIMS * 4);
+    vectors.close();
+  }, 60_000);
+});
