@@ -91,9 +91,9 @@ interface RankedCandidates {
 export interface IndexMemory {
   workspaces: number;
   pages: number;
-  /** Bytes holding page vectors and their codes. */
+  /** Bytes of memory holding the page vectors' codes (and the vectors, where no file keeps them). */
   vectorBytes: number;
-  /** Bytes of address space the matrices (vectors and codes) have grown to (untouched pages take no RAM). */
+  /** Bytes of address space the codes' matrices have grown to (untouched pages take no RAM), and the vectors in memory. */
   reservedBytes: number;
   /** Postings (page, lexeme) of the keyword index. */
   postings: number;

@@ -710,7 +710,7 @@ export interface operations {
                             /** @description Workspaces whose pages are loaded */
                             workspaces: number;
                             pages: number;
-                            /** @description Bytes holding page vectors and their compact codes */
+                            /** @description Bytes of memory holding the page vectors' codes (and the vectors, where no file keeps them) */
                             vectorBytes: number;
                             /** @description Address space the matrices of vectors and codes have grown to (untouched pages take no RAM) */
                             reservedBytes: number;
