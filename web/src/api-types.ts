@@ -712,7 +712,7 @@ export interface operations {
                             pages: number;
                             /** @description Bytes of memory holding the page vectors' codes (and the vectors, where no file keeps them) */
                             vectorBytes: number;
-                            /** @description Address space the matrices of vectors and codes have grown to (untouched pages take no RAM) */
+                            /** @description Address space the matrices of codes have grown to (untouched pages take no RAM), and the vectors held in memory */
                             reservedBytes: number;
                             /** @description Postings (page, lexeme) of the keyword index */
                             postings: number;

@@ -22,7 +22,7 @@ const VectorIndexMemory = Type.Object(
     workspaces: Type.Integer({ description: 'Workspaces whose pages are loaded' }),
     pages: Type.Integer(),
     vectorBytes: Type.Integer({ description: 'Bytes of memory holding the page vectors\' codes (and the vectors, where no file keeps them)' }),
-    reservedBytes: Type.Integer({ description: 'Address space the matrices of vectors and codes have grown to (untouched pages take no RAM)' }),
+    reservedBytes: Type.Integer({ description: 'Address space the matrices of codes have grown to (untouched pages take no RAM), and the vectors held in memory' }),
     postings: Type.Integer({ description: 'Postings (page, lexeme) of the keyword index' }),
     keywordBytes: Type.Integer({ description: "Bytes of the keyword index's postings and per-page arrays" }),
     loading: Type.Integer({ description: 'Workspaces whose index is being loaded (at start-up, or by a first search)' }),
