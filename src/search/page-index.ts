@@ -3,8 +3,8 @@
 // file (row-vectors.ts), read for the few pages the codes leave in doubt, and an inverted
 // index of the pages' lexemes, loaded from the store on first use and brought up to date
 // with the store's page changes before every search, so a search on any process sees every
-// write acknowledged before it. Searches score their candidates here,
-// from memory: the store serves only the change feed.
+// write acknowledged before it. Searches score their candidates here, from memory and the
+// index's own files: the store serves only the change feed.
 import os from 'node:os';
 import type { Kysely } from 'kysely';
 import { LruMap } from '../lru.js';
@@ -123,14 +123,9 @@ function scanVector(vector: Float32Array, exact: boolean): ScanVector {
   return { vector, code: exact ? null : encodeQuery(CODE_SPACE, vector) };
 }
 
-/**
- * The k-th largest of `values` and `more` (-Infinity when there are fewer than k), by
- * selection on a copy.
- */
-function kthLargest(values: Float64Array, more: readonly number[], k: number): number {
-  const all = new Float64Array(values.length + more.length);
-  all.set(values);
-  all.set(more, values.length);
+/** The k-th largest of `values` (-Infinity when there are fewer than k), by selection on a copy. */
+function kthLargest(values: ArrayLike<number>, k: number): number {
+  const all = Float64Array.from(values);
   if (k > all.length || k < 1) return -Infinity;
   // Quickselect for position k - 1 in decreasing order.
   let lo = 0;
@@ -402,7 +397,7 @@ export class PageIndex {
       if (a <= floor || hitAt[i] >= 0) continue;
       if (count === best.length) {
         // Keep the k best: those above the k-th, then as many equal to it as make k.
-        floor = kthLargest(best, [], k);
+        floor = kthLargest(best, k);
         const above = best.filter((v) => v > floor);
         best.set(above);
         for (count = above.length; count < k; count++) best[count] = floor;
@@ -411,7 +406,7 @@ export class PageIndex {
       best[count++] = a;
     }
     for (let j = 0; j < count; j++) lows.push(alpha * semanticScore(best[j] - widest));
-    const threshold = kthLargest(Float64Array.from(lows), [], k);
+    const threshold = kthLargest(lows, k);
     // A row is kept when alpha x semantic(cosine + bound) reaches max(threshold, just above
     // min_relevance): a cosine below that over alpha, less the widest bound, cannot.
     const needed = Math.max(threshold, minRelevance);
