@@ -1,5 +1,5 @@
 // The in-process page index: per workspace, one contiguous matrix of the compact codes of
-// its unit page embeddings (codes.ts), which a search scans, the embeddings themselves in a
+// its unit page embeddings (store/vector-codes.ts), which a search scans, the embeddings themselves in a
 // file (row-vectors.ts), read for the few pages the codes leave in doubt, and an inverted
 // index of the pages' lexemes, loaded from the store on first use and brought up to date
 // with the store's page changes before every search, so a search on any process sees every
@@ -11,7 +11,7 @@ import { LruMap } from '../lru.js';
 import type { LocalWrites, Store } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
 import { indexedPages, loadIndexedPages, pageChangesSince, type PageReader } from '../store/pages.js';
-import { encodeQuery, type QueryCode } from './codes.js';
+import { encodeQuery, type QueryCode } from '../store/vector-codes.js';
 import { ScanPool, topK, topKClamped } from './kernel/index.js';
 import { RowScorer } from './kernel/row-scorer.js';
 import type { KeywordHits, QueryTerm } from './keyword-index.js';
@@ -351,7 +351,7 @@ export class PageIndex {
 
   /**
    * The rows that may be among the k best, from the codes' cosines of the scanned rows (of
-   * `rows`, or the matrix's first ones) and their bounds (codes.ts): a row whose relevance
+   * `rows`, or the matrix's first ones) and their bounds (store/vector-codes.ts): a row whose relevance
    * cannot reach the k-th best lower bound, or cannot pass min_relevance, is left out. The
    * threshold is taken with the largest bound for the rows that are not keyword hits (lower
    * than the exact one, so it keeps more rows, never fewer), which needs only their k best

@@ -1,5 +1,5 @@
 // The pages' float32 vectors by matrix row, kept out of the process's memory: a search scans
-// the codes (codes.ts) and reads only the few rows its bounds leave in doubt from here (every
+// the codes (store/vector-codes.ts) and reads only the few rows its bounds leave in doubt from here (every
 // row when it asks to be exact). They are in a file of the index's own, unlinked as soon as it
 // is open and served by the operating system's page cache, as the content file is; where no
 // file can be made or written (a read-only or full disk) they are kept in memory instead.

@@ -2,7 +2,7 @@
 // keyword inverted index, and the slot bookkeeping that ties both to page and document ids,
 // with the catch-up state page-index.ts keeps current.
 import type { IndexedPage, ReadPosition } from '../store/pages.js';
-import { codeSpace, encodeRow } from './codes.js';
+import { codeSpace, encodeRow } from '../store/vector-codes.js';
 import { ContentFile, type TextEntry } from './content-file.js';
 import { VectorMatrix } from './kernel/index.js';
 import { KeywordIndex, MAX_SLOTS } from './keyword-index.js';
@@ -10,7 +10,7 @@ import { ReadWriteGate } from './read-write-gate.js';
 import { RowVectors } from './row-vectors.js';
 import { EMBEDDING_DIMENSIONS } from './vectors.js';
 
-/** How the pages' embeddings are coded for the first pass of a search (codes.ts). */
+/** How the pages' embeddings are coded for the first pass of a search (store/vector-codes.ts). */
 export const CODE_SPACE = codeSpace(EMBEDDING_DIMENSIONS);
 
 /** A page as a search result gives it: its content is null when the content file could not keep it. */
@@ -27,11 +27,11 @@ export interface SlotPage {
  * is removed (the matrix stays contiguous). Page contents are in the content file.
  */
 export class WorkspacePages {
-  /** Row -> the page's code (codes.ts), which searches scan. */
+  /** Row -> the page's code (store/vector-codes.ts), which searches scan. */
   readonly codes = new VectorMatrix(EMBEDDING_DIMENSIONS, { codes: true });
   /** Row -> the page's float32 vector, read to score again the rows the codes leave in doubt. */
   readonly vectors: RowVectors;
-  /** Row -> a bound on its code's error (codes.ts). */
+  /** Row -> a bound on its code's error (store/vector-codes.ts). */
   rowError = new Float32Array(256);
   /** The largest norm of a row ever held (unit rows: 1 give or take float32's rounding), and the largest error bound. */
   maxNorm = 0;
@@ -117,7 +117,7 @@ export class WorkspacePages {
     if (!slots) this.documentSlots.set(page.documentId, (slots = []));
     slots.push(slot);
     if (page.embedding) {
-      const code = encodeRow(CODE_SPACE, page.embedding);
+      const code = page.code ?? encodeRow(CODE_SPACE, page.embedding);
       const row = this.codes.appendCodes(code.bytes);
       if (row >= this.rowError.length) {
         const grown = new Float32Array(this.rowError.length * 2);

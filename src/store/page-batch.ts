@@ -9,6 +9,7 @@
 import { serialize } from 'pg-protocol';
 import { errorOf } from './embedded-batch.js';
 import type { IndexedPage, PageSelection } from './pages.js';
+import { codeSpace, encodeRow, type RowCode } from './vector-codes.js';
 
 const COLUMNS = 'id, document_id, page_number, content, embedding, tsv';
 
@@ -67,6 +68,15 @@ export interface PackedPages {
   /** Per page, where its embedding starts in `vectors`, or -1 without one; and its length. */
   vectorAt: Int32Array;
   vectorLength: Int32Array;
+  /**
+   * Every embedding's code (vector-codes.ts), one after another, made here rather than on the
+   * request thread; per page, where its code starts in `codes` (-1 without an embedding), the
+   * code's error bound and the embedding's norm.
+   */
+  codes: Uint8Array;
+  codeAt: Int32Array;
+  codeError: Float32Array;
+  codeNorm: Float64Array;
 }
 
 export interface PageBatchAnswer {
@@ -157,6 +167,25 @@ class PageRows {
       vectorLength[i] = (to - from) / 4;
       filled += to - from;
     }
+    const floats = new Float32Array(vectors.buffer);
+    const embedded = vectorAt.filter((at) => at >= 0).length;
+    const rowBytes = embedded > 0 ? codeSpace(vectorLength[vectorAt.findIndex((at) => at >= 0)]).rowBytes : 0;
+    const codes = new Uint8Array(embedded * rowBytes);
+    const codeAt = new Int32Array(count).fill(-1);
+    const codeError = new Float32Array(count);
+    const codeNorm = new Float64Array(count);
+    let coded = 0;
+    for (let i = 0; i < count; i++) {
+      if (vectorAt[i] < 0) continue;
+      const vector = floats.subarray(vectorAt[i], vectorAt[i] + vectorLength[i]);
+      const code = encodeRow(codeSpace(vector.length), vector);
+      if (code.bytes.length !== rowBytes) continue; // an embedding of other dimensions: coded where it is indexed, if ever
+      codes.set(code.bytes, coded);
+      codeAt[i] = coded;
+      codeError[i] = code.error;
+      codeNorm[i] = code.norm;
+      coded += rowBytes;
+    }
     return {
       ids: Float64Array.from(this.#ids),
       documentIds: Float64Array.from(this.#documentIds),
@@ -166,9 +195,13 @@ class PageRows {
       contentEnd: Int32Array.from(this.#contentEnd),
       tsvAt: Int32Array.from(this.#tsvAt),
       tsvEnd: Int32Array.from(this.#tsvEnd),
-      vectors: new Float32Array(vectors.buffer),
+      vectors: floats,
       vectorAt,
       vectorLength,
+      codes,
+      codeAt,
+      codeError,
+      codeNorm,
     };
   }
 }
@@ -231,7 +264,8 @@ export function readPageCopy(bytes: Uint8Array): PackedPages {
 /** The buffers of a packed batch, handed over rather than copied. */
 export function packedBuffers(pages: PackedPages): ArrayBuffer[] {
   const arrays = [pages.ids, pages.documentIds, pages.pageNumbers, pages.text, pages.contentAt, pages.contentEnd, pages.tsvAt, pages.tsvEnd];
-  return [...arrays, pages.vectors, pages.vectorAt, pages.vectorLength].map((a) => a.buffer as ArrayBuffer);
+  const vectors = [pages.vectors, pages.vectorAt, pages.vectorLength, pages.codes, pages.codeAt, pages.codeError, pages.codeNorm];
+  return [...arrays, ...vectors].map((a) => a.buffer as ArrayBuffer);
 }
 
 /** A tsvector without lexemes, in binary: for a page whose tsvector is null. */
@@ -251,5 +285,13 @@ export function unpackPages(pages: PackedPages): IndexedPage[] {
     content: field(pages.text, pages.contentAt[i], pages.contentEnd[i]),
     embedding: pages.vectorAt[i] < 0 ? null : pages.vectors.subarray(pages.vectorAt[i], pages.vectorAt[i] + pages.vectorLength[i]),
     tsv: pages.tsvAt[i] < 0 ? NO_LEXEMES : pages.text.subarray(pages.tsvAt[i], pages.tsvEnd[i]),
+    code: codeOf(pages, i),
   }));
+}
+
+function codeOf(pages: PackedPages, i: number): RowCode | null {
+  const at = pages.codeAt[i];
+  if (at < 0) return null;
+  const bytes = pages.codes.subarray(at, at + codeSpace(pages.vectorLength[i]).rowBytes);
+  return { bytes, error: pages.codeError[i], norm: pages.codeNorm[i] };
 }

@@ -2,6 +2,7 @@
 // indexes (embedding and tsvector), a query's lexemes, and the contents of results.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import type { RowCode } from './vector-codes.js';
 
 export interface PageChange {
   kind: 'insert' | 'delete';
@@ -36,6 +37,8 @@ export interface IndexedPage {
   /** Null for a page without text to embed. */
   embedding: Float32Array | null;
   tsv: Uint8Array;
+  /** The embedding's code (vector-codes.ts), where the reader made it. */
+  code?: RowCode | null;
 }
 
 /**

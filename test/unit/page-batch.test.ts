@@ -10,6 +10,7 @@ import { insertDocument, insertPages, type NewPage } from '../../src/store/docum
 import { readPageCopy } from '../../src/store/page-batch.js';
 import { CopyThread } from '../../src/store/page-copy-client.js';
 import { indexedPages, type IndexedPage } from '../../src/store/pages.js';
+import { codeSpace, encodeRow } from '../../src/store/vector-codes.js';
 import { ENGINES, openTestStore, POSTGRES_URL, type TestStore } from '../helpers/stores.js';
 
 const CONTENTS = [
@@ -60,7 +61,7 @@ describe.each(ENGINES)("the page index's pages read in binary on %s", (engine) =
   }
 
   /** A page read in binary with its byte views as Buffers, to compare with `storedPages`. */
-  const asStored = (p: IndexedPage) => ({
+  const asStored = ({ code: _code, ...p }: IndexedPage) => ({
     ...p,
     content: Buffer.from(p.content),
     embedding: p.embedding && Buffer.from(p.embedding.buffer, p.embedding.byteOffset, p.embedding.byteLength),
@@ -74,6 +75,15 @@ describe.each(ENGINES)("the page index's pages read in binary on %s", (engine) =
     expect(read[3].embedding).toBeNull();
     expect(read[1].embedding).toEqual(normalizeVector(hashEmbed(CONTENTS[1])));
     expect(Buffer.from(read[2].tsv).toString('latin1')).toContain('brien\0');
+  });
+
+  it('codes each embedding where it is read, as the index would itself', async () => {
+    const read = await store.readPages({ workspaceId, after: 0, limit: 500 });
+    expect(read[3].code).toBeNull();
+    for (const page of read.filter((p) => p.embedding)) {
+      const { bytes, error, norm } = encodeRow(codeSpace(page.embedding!.length), page.embedding!);
+      expect({ bytes: Buffer.from(page.code!.bytes), error: page.code!.error, norm: page.code!.norm }).toEqual({ bytes: Buffer.from(bytes), error, norm });
+    }
   });
 
   it('reads pages by id, in id order, 1,000 to a statement', async () => {

@@ -29,7 +29,7 @@ export interface VectorMatrixOptions {
    */
   slots?: number;
   /**
-   * Rows of int8 codes (codes.ts) instead of float32: each row its codes, then its scale; a
+   * Rows of int8 codes (store/vector-codes.ts) instead of float32: each row its codes, then its scale; a
    * query is int16s, then its scale.
    */
   codes?: boolean;
@@ -141,7 +141,7 @@ export class VectorMatrix {
     this.#f32.set(vec, this.#offset(row));
   }
 
-  /** Appends a row of codes (a matrix of codes: its stride in bytes, see codes.ts) and returns its index. */
+  /** Appends a row of codes (a matrix of codes: its stride in bytes, see store/vector-codes.ts) and returns its index. */
   appendCodes(code: Uint8Array): number {
     if (!this.layout.codes || code.length !== this.layout.stride) {
       throw new RangeError(`a row of codes has ${this.layout.stride} bytes in a matrix of codes, got ${code.length}`);

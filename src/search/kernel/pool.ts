@@ -25,7 +25,7 @@ interface Kernel {
   gather_i8(query: number, header: number, stride: number, indices: number, n: number, out: number): void;
 }
 
-/** A query as the kernel takes it: float32 for a matrix of floats, its code (codes.ts) for a matrix of codes. */
+/** A query as the kernel takes it: float32 for a matrix of floats, its code (store/vector-codes.ts) for a matrix of codes. */
 export type ScanQuery = Float32Array | Uint8Array;
 
 interface PartJob {

@@ -113,9 +113,9 @@
         (local.set $out (i32.add (local.get $out) (i32.const 4)))
         (br $next))))
 
-  ;; Int8 codes (kernel of the compact scan, see codes.ts). A row is its codes, `len` bytes (a
+  ;; Int8 codes (kernel of the compact scan, see store/vector-codes.ts). A row is its codes, `len` bytes (a
   ;; multiple of 16), then its scale as an f32; a query is `len` i16s, then its scale. The dot
-  ;; product is exact in i32 (codes.ts bounds the query's magnitude so that no partial sum
+  ;; product is exact in i32 (store/vector-codes.ts bounds the query's magnitude so that no partial sum
   ;; overflows), and comes out as the approximate cosine, dot x row scale x query scale.
   (func $dot_i8 (param $q i32) (param $p i32) (param $len i32) (result f32)
     (local $end i32) (local $v v128) (local $w v128)

@@ -3,7 +3,7 @@
 // nearly equal, short), so that a search that re-scores only the rows within the bounds
 // finds the float scan's k best.
 import { afterAll, describe, expect, it } from 'vitest';
-import { codeSpace, encodeQuery, encodeRow } from '../../src/search/codes.js';
+import { codeSpace, encodeQuery, encodeRow } from '../../src/store/vector-codes.js';
 import { ScanPool, VectorMatrix } from '../../src/search/kernel/index.js';
 import { normalizeVector } from '../../src/search/vectors.js';
 

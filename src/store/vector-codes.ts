@@ -1,4 +1,5 @@
-// Compact codes of unit vectors, which the page index scans first: a fixed random rotation
+// Compact codes of unit vectors, which the page index scans first (made where a load's or a
+// catch-up's pages are read, off the request thread): a fixed random rotation
 // (random signs, then an orthonormal Walsh-Hadamard transform per block), so that no vector
 // keeps its weight in a few dimensions, then one int8 per dimension at a scale of the row's
 // own. A query becomes int16s the same way. The kernel's integer dot product of the two gives
@@ -38,7 +39,16 @@ export interface CodeSpace {
   queryMax: number;
 }
 
+const spaces = new Map<number, CodeSpace>();
+
+/** The code space of `dims` dimensions, made once per thread. */
 export function codeSpace(dims: number): CodeSpace {
+  let space = spaces.get(dims);
+  if (!space) spaces.set(dims, (space = makeCodeSpace(dims)));
+  return space;
+}
+
+function makeCodeSpace(dims: number): CodeSpace {
   const padded = Math.ceil(dims / 16) * 16;
   let block = 1;
   while (block < MAX_BLOCK && padded % (block * 2) === 0) block *= 2;
