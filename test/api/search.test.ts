@@ -40,6 +40,7 @@ interface SearchBody {
   alpha?: number;
   top_k?: number;
   min_relevance?: number;
+  exact?: boolean;
   metadata_filter?: Record<string, unknown>;
   created_at_filter?: Record<string, unknown>;
   updated_at_filter?: Record<string, unknown>;
@@ -347,6 +348,20 @@ describe.each(ENGINES)('page search on %s', (engine) => {
       expect(top.results.every((r) => r.relevance > all.results[0].relevance)).toBe(true);
       expect(top.results).toEqual([]);
       expect((await search({ query: QUERY, alpha: 0.5, min_relevance: 1 })).results).toEqual([]);
+    });
+
+    it('answers an exact search (every vector scanned) as the default one, bit for bit', async () => {
+      const bodies: SearchBody[] = [
+        { query: QUERY },
+        { query: QUERY, alpha: 0.5, top_k: 1000 },
+        { query: QUERY, alpha: 0.3, min_relevance: 0.01 },
+        { embedding: embed('harbor pilots and their tugs'), top_k: 3 },
+      ];
+      for (const body of bodies) {
+        const coded = await search(body);
+        expect(coded.results.length).toBeGreaterThan(0);
+        expect(await search({ ...body, exact: true })).toEqual(coded);
+      }
     });
 
     it('breaks exact ties by the lower page id, also when top_k cuts through them', async () => {
@@ -680,6 +695,7 @@ describe.each(ENGINES)('page search on %s', (engine) => {
       ['top_k as a string', { query: 'harbor', top_k: '5' }, ['body', 'top_k'], 'int_type'],
       ['min_relevance as a boolean', { query: 'harbor', min_relevance: true }, ['body', 'min_relevance'], 'float_type'],
       ['optimize_query as a string', { query: 'harbor', optimize_query: 'yes' }, ['body', 'optimize_query'], 'bool_type'],
+      ['exact as a string', { query: 'harbor', exact: 'yes' }, ['body', 'exact'], 'bool_type'],
       ['metadata_filter as an array', { query: 'harbor', metadata_filter: [1] }, ['body', 'metadata_filter'], 'dict_type'],
       ['created_at_filter as a string', { query: 'harbor', created_at_filter: '2020-01-01' }, ['body', 'created_at_filter'], 'dict_type'],
     ];
