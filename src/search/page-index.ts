@@ -16,6 +16,7 @@ import { ScanPool, topK, topKClamped } from './kernel/index.js';
 import { RowScorer } from './kernel/row-scorer.js';
 import type { KeywordHits, QueryTerm } from './keyword-index.js';
 import { QueryTermReader } from './query-terms.js';
+import { shortlistPositions, type PositionHit } from './shortlist.js';
 import { keywordScore, SEMANTIC_MAX, SEMANTIC_MIN, semanticScore } from './scores.js';
 import { EMBEDDING_DIMENSIONS } from './vectors.js';
 import { CODE_SPACE, WorkspacePages, type SlotPage } from './workspace-pages.js';
@@ -123,36 +124,6 @@ function scanVector(vector: Float32Array, exact: boolean): ScanVector {
   return { vector, code: exact ? null : encodeQuery(CODE_SPACE, vector) };
 }
 
-/** The k-th largest of `values` (-Infinity when there are fewer than k), by selection on a copy. */
-function kthLargest(values: ArrayLike<number>, k: number): number {
-  const all = Float64Array.from(values);
-  if (k > all.length || k < 1) return -Infinity;
-  // Quickselect for position k - 1 in decreasing order.
-  let lo = 0;
-  let hi = all.length - 1;
-  const target = k - 1;
-  while (lo < hi) {
-    const pivot = all[(lo + hi) >>> 1];
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (all[i] > pivot) i++;
-      while (all[j] < pivot) j--;
-      if (i <= j) {
-        const t = all[i];
-        all[i] = all[j];
-        all[j] = t;
-        i++;
-        j--;
-      }
-    }
-    if (target <= j) hi = j;
-    else if (target >= i) lo = i;
-    else break;
-  }
-  return all[target];
-}
-
 const NO_HITS: KeywordHits = { slots: new Int32Array(0), ranks: new Float64Array(0) };
 
 /** Pages from which a load is followed by a full garbage collection (see collectAfterLoad). */
@@ -202,8 +173,8 @@ export class PageIndex {
   private candidateKeyword = new Float64Array(0);
   /** By scanned position: 1 for a best-scoring row not yet found among the keyword hits, else 0. */
   private unmatched = new Uint8Array(0);
-  /** By scanned position, for shortlist(): the keyword hit there, or -1. */
-  private hitAt = new Int32Array(0);
+  /** By scanned position, for shortlist(): 1 where a keyword hit is. */
+  private isHit = new Uint8Array(0);
   private readonly terms: QueryTermReader;
   private readonly scorer = new RowScorer(EMBEDDING_DIMENSIONS);
 
@@ -350,95 +321,51 @@ export class PageIndex {
   }
 
   /**
-   * The rows that may be among the k best, from the codes' cosines of the scanned rows (of
-   * `rows`, or the matrix's first ones) and their bounds (store/vector-codes.ts): a row whose relevance
-   * cannot reach the k-th best lower bound, or cannot pass min_relevance, is left out. The
-   * threshold is taken with the largest bound for the rows that are not keyword hits (lower
-   * than the exact one, so it keeps more rows, never fewer), which needs only their k best
-   * cosines; each row kept is then checked with its own bound. The keyword hits are copied
-   * (the keyword index reuses its buffers), those of rows left out dropped. Runs synchronously
-   * while `approx` is valid.
+   * The rows that may be among the k best (shortlist.ts), from the codes' cosines of the
+   * scanned rows (of `rows`, or the matrix's first ones) and each row's bound
+   * (store/vector-codes.ts), and the keyword hits among them or without a row, copied (the
+   * keyword index reuses its buffers). Runs synchronously while `approx` is valid.
    */
   private shortlist(ws: WorkspacePages, q: Pick<PageQuery, 'alpha' | 'k' | 'minRelevance'>, code: QueryCode, hits: KeywordHits, rows: Int32Array | null, approx: Float32Array): Shortlist {
-    const { alpha, k, minRelevance } = q;
     const n = approx.length;
-    if (this.hitAt.length < n) this.hitAt = new Int32Array(Math.ceil(n * 1.25)).fill(-1);
-    const { hitAt } = this;
+    if (this.isHit.length < n) this.isHit = new Uint8Array(Math.ceil(n * 1.25));
     const { weight } = code;
     const slack = code.slack(ws.maxNorm);
     const errors = ws.rowError;
-    const widest = weight * ws.maxError + slack;
     const rowAt = (i: number): number => (rows ? rows[i] : i);
-    // Each hit's bounds, exactly; a hit without a row has its relevance exactly.
-    const lows: number[] = [];
-    const hitPositions: number[] = [];
-    const hitUppers: number[] = [];
+    // Hits without a row have their relevance exactly; those added after the scan began are left to the next search.
+    const rowless: number[] = [];
+    const rowlessHits: number[] = [];
+    const positioned: PositionHit[] = [];
+    const positionedHits: number[] = [];
     for (let h = 0; h < hits.slots.length; h++) {
       const row = ws.slotRow[hits.slots[h]];
-      const keyword = (1 - alpha) * keywordScore(hits.ranks[h]);
+      const keyword = (1 - q.alpha) * keywordScore(hits.ranks[h]);
       if (row < 0) {
-        lows.push(keyword);
+        rowless.push(keyword);
+        rowlessHits.push(h);
         continue;
       }
-      const at = rows ? positionIn(rows, row) : row;
-      if (at === undefined || at >= n) continue; // added after the scan began: left to the next search
-      const bound = weight * errors[row] + slack;
-      hitAt[at] = h;
-      hitPositions.push(at);
-      lows.push(alpha * semanticScore(approx[at] - bound) + keyword);
-      hitUppers.push(alpha * semanticScore(approx[at] + bound) + keyword);
+      const position = rows ? positionIn(rows, row) : row;
+      if (position === undefined || position >= n) continue;
+      positioned.push({ position, keyword });
+      positionedHits.push(h);
     }
-    // The other rows' k best cosines, kept above a threshold that rises as they come.
-    const best = new Float64Array(Math.max(4 * k, 256));
-    let count = 0;
-    let floor = -Infinity;
-    for (let i = 0; i < n; i++) {
-      const a = approx[i];
-      if (a <= floor || hitAt[i] >= 0) continue;
-      if (count === best.length) {
-        // Keep the k best: those above the k-th, then as many equal to it as make k.
-        floor = kthLargest(best, k);
-        const above = best.filter((v) => v > floor);
-        best.set(above);
-        for (count = above.length; count < k; count++) best[count] = floor;
-        if (a <= floor) continue;
-      }
-      best[count++] = a;
-    }
-    for (let j = 0; j < count; j++) lows.push(alpha * semanticScore(best[j] - widest));
-    const threshold = kthLargest(lows, k);
-    // A row is kept when alpha x semantic(cosine + bound) reaches max(threshold, just above
-    // min_relevance): a cosine below that over alpha, less the widest bound, cannot.
-    const needed = Math.max(threshold, minRelevance);
-    const cut = alpha > 0 ? needed / alpha - widest - 1e-9 : Infinity;
-    const keep = (at: number): boolean => {
-      const upper = alpha * semanticScore(approx[at] + weight * errors[rowAt(at)] + slack);
-      return upper >= threshold && upper > minRelevance;
-    };
-    const kept: number[] = [];
-    for (let i = 0; i < n; i++) {
-      if (approx[i] >= cut && hitAt[i] < 0 && keep(i)) kept.push(i);
-    }
+    const { positions, hitKept } = shortlistPositions(
+      approx,
+      (at) => weight * errors[rowAt(at)] + slack,
+      weight * ws.maxError + slack,
+      positioned,
+      rowless,
+      q,
+      this.isHit,
+    );
     // The hits of rows kept, and those without a row; rank() finds their rows among those kept.
-    const slots: number[] = [];
-    const ranks: number[] = [];
-    for (let h = 0; h < hits.slots.length; h++) {
-      if (ws.slotRow[hits.slots[h]] < 0) {
-        slots.push(hits.slots[h]);
-        ranks.push(hits.ranks[h]);
-      }
-    }
-    hitPositions.forEach((at, j) => {
-      const h = hitAt[at];
-      hitAt[at] = -1;
-      if (hitUppers[j] >= threshold && hitUppers[j] > minRelevance) {
-        kept.push(at);
-        slots.push(hits.slots[h]);
-        ranks.push(hits.ranks[h]);
-      }
-    });
-    kept.sort((x, y) => x - y);
-    return { rows: Int32Array.from(kept, rowAt), hits: { slots: Int32Array.from(slots), ranks: Float64Array.from(ranks) } };
+    const kept = [...rowlessHits, ...positionedHits.filter((_, j) => hitKept[j])];
+    return {
+      rows: Int32Array.from(positions, rowAt),
+      hits: { slots: Int32Array.from(kept, (h) => hits.slots[h]), ranks: Float64Array.from(kept, (h) => hits.ranks[h]) },
+    };
   }
 
   /**

@@ -192,6 +192,37 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     expect(results).toBeGreaterThan(20_000);
   }, 120_000);
 
+  it('ranks through the codes exactly as the float scan where thousands of cosines lie within the codes\' bounds', async () => {
+    // Vectors a common direction plus noise: every cosine with a query near that direction
+    // falls in a band narrower than the codes' bounds, so the codes' order is not the floats'.
+    const dense = (await store.db.insertInto('workspaces').values({ name: 'dense' }).returning('id').executeTakeFirstOrThrow()).id;
+    const random = (seed: number) => () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) - 0.5;
+    const next = random(7);
+    const axis = Float32Array.from({ length: 1536 }, next);
+    const near = (spread: number) => normalizeVector(Array.from(axis, (x) => x + spread * next()))!;
+    await store.db.transaction().execute(async (trx) => {
+      for (let n = 0; n < 3000; n++) {
+        const doc = await insertDocument(trx, { workspaceId: dense, externalId: null, filePath: `d/${n}`, fileUrl: null, metadata: {}, source: 'test', taskIdentifier: null });
+        const embedding = near(n % 3 === 0 ? 0.3 : 0.8);
+        await insertPages(trx, dense, doc.id, [{ pageNumber: 1, content: `dense ${n}`, embedding, embeddingModel: 'test', paragraphs: [] }]);
+      }
+    });
+    // An index of its own, so that the other tests' index holds only their workspace.
+    const own = new PageIndex(store, pool);
+    try {
+      for (const spread of [0.3, 0.8, 2]) {
+        for (const k of [1, 10, 100]) {
+          const q: PageQuery = { vector: Promise.resolve(near(spread)), terms: Promise.resolve([]), alpha: 1, filter: null, k, minRelevance: 0 };
+          const coded = await own.search(dense, q);
+          expect(coded).toHaveLength(k);
+          expect(coded).toEqual(await own.search(dense, { ...q, exact: true }));
+        }
+      }
+    } finally {
+      await own.close();
+    }
+  }, 120_000);
+
   it('knows the words a full-text match finds on some page', async () => {
     await expectKnownWords();
     // '2399' is on no page yet; it is known once its page is.
