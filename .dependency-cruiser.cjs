@@ -44,8 +44,8 @@ module.exports = {
     {
       name: 'leaves-import-nothing',
       severity: 'error',
-      comment: 'The cache map and the worker starter, which every layer may use, import nothing of ours.',
-      from: { path: '^src/(lru|worker-entry)\\.ts$' },
+      comment: 'The cache map, the worker starter and the slicer of long loops, which every layer may use, import nothing of ours.',
+      from: { path: '^src/(lru|worker-entry|slices)\\.ts$' },
       to: { path: '^src/' },
     },
     {

@@ -11,6 +11,7 @@ import { ValidationError } from '../errors.js';
 import { segmentPage } from '../text/segmentation.js';
 import { pageTsvector, storePageLexemes } from '../search/page-tsvector.js';
 import { normalizeVector } from '../search/vectors.js';
+import { mapInSlices } from '../slices.js';
 import { insertEmbeddedDocuments, insertEmbeddedDocumentsUnwatched, type EmbeddedDocument } from '../store/document-writes.js';
 import type { NewPage } from '../store/documents.js';
 import type { Store } from '../store/engine.js';
@@ -182,18 +183,23 @@ export class EmbeddingIngester {
     const outcomes: IngestOutcome[] = new Array(inputs.length);
     const pending: Pending[] = [];
     const settled: Promise<void>[] = [];
-    inputs.forEach((input, at) => {
-      let prepared: Omit<Pending, 'resolve' | 'reject'>;
+    // A thousand items take a while to prepare (segmentation above all): in slices.
+    const prepared = await mapInSlices(inputs, (input) => {
       try {
-        prepared = prepare(workspaceId, input);
+        return prepare(workspaceId, input);
       } catch (error) {
-        outcomes[at] = { ok: false, error };
+        return { error };
+      }
+    });
+    prepared.forEach((item, at) => {
+      if ('error' in item) {
+        outcomes[at] = { ok: false, error: item.error };
         return;
       }
       settled.push(
         new Promise<void>((done) => {
           pending.push({
-            ...prepared,
+            ...item,
             resolve: (receipt) => {
               outcomes[at] = { ok: true, receipt };
               done();

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { Type, type Static } from 'typebox';
 import { EmbeddingRequestError, type EmbeddingProvider } from '../providers/embeddings/index.js';
 import { pageTsvector, storePageLexemes } from '../search/page-tsvector.js';
+import { mapInSlices } from '../slices.js';
 import { insertDocument, insertPages, type NewPage } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
 import { TaskError } from '../errors.js';
@@ -53,23 +54,6 @@ function embeddingFailure(error: unknown): TaskError {
     return new TaskError(`The embedding provider failed: ${error.message}`, transient);
   }
   return new TaskError('The embedding provider failed unexpectedly', true);
-}
-
-/**
- * `items.map(fn)`, with a turn of the event loop whenever a slice has run 10 ms: segmenting
- * thousands of pages in one go would hold every request (/health included) for as long.
- */
-async function mapInSlices<T, R>(items: readonly T[], fn: (item: T) => R): Promise<R[]> {
-  const out: R[] = [];
-  let sliceStart = performance.now();
-  for (const item of items) {
-    out.push(fn(item));
-    if (performance.now() - sliceStart > 10) {
-      await nextTurn();
-      sliceStart = performance.now();
-    }
-  }
-  return out;
 }
 
 async function embedPages(deps: IngestDeps, ctx: TaskContext, pages: string[], report: ProgressReporter): Promise<(Float32Array | null)[]> {

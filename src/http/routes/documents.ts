@@ -4,6 +4,7 @@ import { Type, type Static } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { EmbeddingIngestInput } from '../../documents/ingest-embedding.js';
 import { EMBEDDING_DIMENSIONS } from '../../search/vectors.js';
+import { mapInSlices } from '../../slices.js';
 import { jsonTextIssues, MAX_JSON_DEPTH } from '../../text/json-text.js';
 import { routePlugin, type AppDeps } from '../deps.js';
 import { envelope } from '../envelope.js';
@@ -130,12 +131,15 @@ function embeddingBatchRoute(deps: AppDeps): FastifyPluginAsync {
         const items = request.body.documents;
         const results: BatchResult[] = new Array(items.length);
         const valid: { index: number; input: EmbeddingIngestInput }[] = [];
-        items.forEach((item, index) => {
-          // In the single route's order: the text of the JSON, then its schema.
+        // In the single route's order: the text of the JSON, then its schema; in slices, as a
+        // thousand items take a while.
+        const checks = await mapInSlices(items, (item) => {
           const issues = jsonTextIssues(item, []);
-          const invalid = issues.length > 0 ? located('body', issues) : validateItem(item);
+          return issues.length > 0 ? located('body', issues) : validateItem(item);
+        });
+        checks.forEach((invalid, index) => {
           if (invalid) results[index] = { index, ...itemFailure(invalid, single, request) };
-          else valid.push({ index, input: item as unknown as EmbeddingIngestInput });
+          else valid.push({ index, input: items[index] as unknown as EmbeddingIngestInput });
         });
         const outcomes = await documents.ingestEmbeddings(request.principal.workspaceId, valid.map((v) => v.input));
         let created = 0;
