@@ -68,7 +68,7 @@ interface EarlyScan {
 /** What catchUp() answers when there is nothing to catch up with. */
 const CAUGHT_UP: Promise<void> = Promise.resolve();
 
-/** The query's vector as a scan takes it: its code, unless the search is exact. */
+/** The query's vector as a scan takes it: with its code, unless the search is exact or scans nothing. */
 interface ScanVector {
   vector: Float32Array;
   code: QueryCode | null;
@@ -120,8 +120,8 @@ function positionIn(rows: Int32Array, row: number): number | undefined {
 /** A search's query with its vector as the scans take it. */
 type SearchQuery = Omit<PageQuery, 'vector'> & { vector: Promise<ScanVector | null> };
 
-function scanVector(vector: Float32Array, exact: boolean): ScanVector {
-  return { vector, code: exact ? null : encodeQuery(CODE_SPACE, vector) };
+function scanVector(vector: Float32Array, coded: boolean): ScanVector {
+  return { vector, code: coded ? encodeQuery(CODE_SPACE, vector) : null };
 }
 
 const NO_HITS: KeywordHits = { slots: new Int32Array(0), ranks: new Float64Array(0) };
@@ -221,7 +221,9 @@ export class PageIndex {
    */
   async search(workspaceId: number, query: PageQuery): Promise<RankedPage[]> {
     const ws = await this.workspace(workspaceId);
-    const q = { ...query, vector: query.vector.then((vector) => (vector ? scanVector(vector, query.exact ?? false) : null)) };
+    // An exact search scans the vectors, and at alpha 0 nothing is scanned: neither needs the query's code.
+    const coded = !query.exact && query.alpha > 0;
+    const q = { ...query, vector: query.vector.then((vector) => (vector ? scanVector(vector, coded) : null)) };
     const caughtUp = this.catchUp(workspaceId, ws);
     // Where the catch-up is a statement (other processes may write), a search of a quiet
     // workspace runs meanwhile on what the index holds, and stands if the catch-up changed

@@ -89,7 +89,7 @@ export class WorkspacePages {
   reserve(rows: number): void {
     this.codes.reserve(rows);
     if (rows > this.rowError.length) {
-      const grown = new Float32Array(rows);
+      const grown = new Float32Array(Math.max(rows, this.rowError.length * 2));
       grown.set(this.rowError);
       this.rowError = grown;
     }
@@ -119,11 +119,7 @@ export class WorkspacePages {
     if (page.embedding) {
       const code = page.code ?? encodeRow(CODE_SPACE, page.embedding);
       const row = this.codes.appendCodes(code.bytes);
-      if (row >= this.rowError.length) {
-        const grown = new Float32Array(this.rowError.length * 2);
-        grown.set(this.rowError);
-        this.rowError = grown;
-      }
+      this.reserve(row + 1);
       this.rowError[row] = code.error;
       this.maxNorm = Math.max(this.maxNorm, code.norm);
       this.maxError = Math.max(this.maxError, code.error);
