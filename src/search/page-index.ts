@@ -10,7 +10,7 @@ import type { Kysely } from 'kysely';
 import { LruMap } from '../lru.js';
 import type { LocalWrites, Store } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
-import { indexedPages, loadIndexedPages, pageChangesSince, type PageReader } from '../store/pages.js';
+import { indexedPages, loadIndexedPages, pageChangesSince, type IndexedPage, type PageReader } from '../store/pages.js';
 import { encodeQuery, type QueryCode } from '../store/vector-codes.js';
 import { ScanPool, topK, topKClamped } from './kernel/index.js';
 import { RowScorer } from './kernel/row-scorer.js';
@@ -159,6 +159,9 @@ interface EligibleDocuments {
 export class PageIndex {
   private readonly workspaces = new Map<number, Promise<WorkspacePages>>();
   private readonly loaded = new Set<WorkspacePages>();
+  /** The loaded workspaces by id (those a write's pages can be added to at once). */
+  private readonly ready = new Map<number, WorkspacePages>();
+  private readonly unwatch: () => void;
   /** Set by close(): a load under way stops at its next slice of pages, and preload() before its next workspace. */
   private closed = false;
   private readonly eligible = new LruMap<string, EligibleDocuments>(FILTERS_CACHED);
@@ -185,7 +188,7 @@ export class PageIndex {
   private readonly readPages: PageReader;
 
   constructor(
-    store: Pick<Store, 'db' | 'localWrites' | 'readPages'>,
+    store: Pick<Store, 'db' | 'localWrites' | 'readPages' | 'watchWrittenPages'>,
     private readonly pool: ScanPool,
     /** Where the workspaces' content files go (see content-file.ts); null keeps none. */
     private readonly contentDir: string | null = os.tmpdir(),
@@ -194,6 +197,11 @@ export class PageIndex {
     this.localWrites = store.localWrites;
     this.readPages = store.readPages;
     this.terms = new QueryTermReader(store.db);
+    this.unwatch =
+      store.watchWrittenPages?.({
+        wants: (workspaceId) => this.ready.has(workspaceId),
+        written: (writes, workspaces, pages) => this.addWritten(writes, workspaces, pages),
+      }) ?? (() => {});
   }
 
   /** The lexemes of a query text as the pages' configuration makes them, weighted qtf x idf. */
@@ -534,6 +542,7 @@ export class PageIndex {
     }
     ws.keyword.trim();
     this.loaded.add(ws);
+    this.ready.set(workspaceId, ws);
     collectAfterLoad(ws.codes.rows);
     return ws;
   }
@@ -584,6 +593,28 @@ export class PageIndex {
     return run;
   }
 
+  /**
+   * The embedded engine committed a write, its local write `writes`, to `workspaces`, with
+   * their pages where the index wanted them. A workspace whose pages came is given them now, as
+   * a catch-up would after reading them back. This runs before any statement that ran after the
+   * write is answered, so a catch-up that reads the write finds its pages already held (and
+   * applies a later deletion of them). A workspace that had seen every write before this one,
+   * with no catch-up under way, has then seen this one too: its next search needs no catch-up.
+   */
+  private addWritten(writes: number, workspaces: readonly number[], pages: ReadonlyMap<number, IndexedPage[]> | null): void {
+    const wrote = new Set(workspaces);
+    for (const [workspaceId, ws] of this.ready) {
+      if (wrote.has(workspaceId)) {
+        const added = pages?.get(workspaceId);
+        // Not given, or adding would compact the slots under a search in flight: the next catch-up reads them.
+        if (!added || !ws.appendsInPlace(added.length)) continue;
+        ws.addAll(added);
+        ws.generation++;
+      }
+      if (ws.seenWrites === writes - 1 && !ws.catchingUp && !ws.nextCatchUp) ws.seenWrites = writes;
+    }
+  }
+
   /** Ends a load once close() has been called: nothing is read or kept after it. */
   private assertOpen(): void {
     if (this.closed) throw new Error('The page index was closed during a load');
@@ -591,6 +622,7 @@ export class PageIndex {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.unwatch();
     // A load under way stops at its next slice; wait for it, so that nothing reads the store after this.
     await Promise.allSettled(this.workspaces.values());
     for (const ws of this.loaded) {
@@ -598,6 +630,7 @@ export class PageIndex {
       ws.close();
     }
     this.loaded.clear();
+    this.ready.clear();
     this.workspaces.clear();
   }
 }

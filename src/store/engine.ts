@@ -17,7 +17,7 @@ import { lockDataDir } from './lock.js';
 import { unpackPages } from './page-batch.js';
 import { CopyThread } from './page-copy-client.js';
 import { serverPool } from './server-pool.js';
-import type { PageReader, PageSelection } from './pages.js';
+import type { IndexedPage, PageReader, PageSelection } from './pages.js';
 import { EngineThread, ThreadConnection } from './pglite-client.js';
 
 // int8 ids fit in a double; timestamps without zone are UTC wall times, kept as written.
@@ -33,6 +33,21 @@ export type Engine = 'pglite' | 'postgres';
  */
 export interface LocalWrites {
   readonly count: number;
+}
+
+/**
+ * Told of the pages the embedded engine's writes of documents from embeddings add, as each
+ * commits and before any statement that ran after it is answered (the page index adds them
+ * then instead of reading them back at the next search).
+ */
+export interface WrittenPagesWatcher {
+  /** Whether the pages of a write to the workspace are wanted (they are then read back with it). */
+  wants(workspaceId: number): boolean;
+  /**
+   * The write, counted as local write `writes`, wrote to `workspaces`; `pages`: their pages by
+   * workspace, or null when none was wanted or they could not be read back.
+   */
+  written(writes: number, workspaces: readonly number[], pages: ReadonlyMap<number, IndexedPage[]> | null): void;
 }
 
 /** The connection pool right now (the embedded engine is one session: a pool of one). */
@@ -55,6 +70,8 @@ export interface Store {
    * or null when a webhook watches one of the workspaces). Null on the server engine.
    */
   writeEmbedded: ((items: EmbeddedDocument[]) => Promise<number[] | null>) | null;
+  /** Embedded engine: adds a watcher of its writes' pages (`WrittenPagesWatcher`); returns its removal. Null on the server engine. */
+  watchWrittenPages: ((watcher: WrittenPagesWatcher) => () => void) | null;
   /**
    * Reads pages for the page index (a batch of a workspace's load, or the pages a catch-up adds)
    * in binary: on the embedded engine's thread (page-batch.ts), or through COPY on a thread and
@@ -104,6 +121,7 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
     db,
     engine: 'postgres',
     localWrites: null,
+    watchWrittenPages: null,
     writeEmbedded: null,
     readPages: raisingStoreErrors((selection: PageSelection) => pageReads.readPages(selection)),
     connections: connectionUse(pool, max),
@@ -158,6 +176,17 @@ export class StatementNames {
     this.names.set(text, next);
     return next;
   }
+}
+
+/** `pages` grouped by their workspaces (`workspaceOf[i]` is page i's). */
+function pagesByWorkspace(pages: IndexedPage[], workspaceOf: Int32Array): Map<number, IndexedPage[]> {
+  const groups = new Map<number, IndexedPage[]>();
+  pages.forEach((page, i) => {
+    let group = groups.get(workspaceOf[i]);
+    if (!group) groups.set(workspaceOf[i], (group = []));
+    group.push(page);
+  });
+  return groups;
 }
 
 function embeddedPool(pool: pg.Pool, writes: { count: number }): PostgresPool {
@@ -215,16 +244,24 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
     });
     const localWrites = { count: 0 };
     const db = new Kysely<Database>({ dialect: new StoreDialect({ pool: translatingPool(embeddedPool(pool, localWrites)) }) });
+    const watchers = new Set<WrittenPagesWatcher>();
+    thread.onWritten = ({ workspaces, pages, pageWorkspaces }) => {
+      // Counted once committed: a reader that sees the count asks after the write.
+      localWrites.count++;
+      const byWorkspace = pages ? pagesByWorkspace(unpackPages(pages), pageWorkspaces) : null;
+      for (const watcher of watchers) watcher.written(localWrites.count, workspaces, byWorkspace);
+    };
     return {
       db,
       engine: 'pglite',
       localWrites,
-      writeEmbedded: raisingStoreErrors(async (items: EmbeddedDocument[]) => {
-        const ids = await thread.writeEmbedded(items);
-        // Counted once committed: a reader that sees the count asks after the write.
-        if (ids) localWrites.count++;
-        return ids;
-      }),
+      writeEmbedded: raisingStoreErrors((items: EmbeddedDocument[]) =>
+        thread.writeEmbedded(items, [...watchers].some((watcher) => items.some((item) => watcher.wants(item.document.workspaceId)))),
+      ),
+      watchWrittenPages: (watcher) => {
+        watchers.add(watcher);
+        return () => watchers.delete(watcher);
+      },
       readPages: raisingStoreErrors(async (selection: PageSelection) => unpackPages(await thread.readPages(selection))),
       connections: connectionUse(pool, 1),
       close: async () => {

@@ -17,6 +17,7 @@ const COLUMNS = 'id, document_id, page_number, content, embedding, tsv';
 const STATEMENTS = {
   folio_page_batch: `SELECT ${COLUMNS} FROM pages WHERE workspace_id = $1::int AND id > $2::bigint ORDER BY id LIMIT $3::int`,
   folio_pages_by_id: `SELECT ${COLUMNS} FROM pages WHERE id = ANY($1::bigint[]) ORDER BY id`,
+  folio_pages_of_documents: `SELECT ${COLUMNS} FROM pages WHERE document_id = ANY($1::bigint[]) ORDER BY id`,
 };
 
 /**
@@ -28,6 +29,7 @@ const SELECTION = `current_setting('folio.page_selection')::jsonb`;
 export const COPIES: Record<keyof typeof STATEMENTS, string> = {
   folio_page_batch: `COPY (SELECT ${COLUMNS} FROM pages WHERE workspace_id = (${SELECTION}->>'workspaceId')::int AND id > (${SELECTION}->>'after')::bigint ORDER BY id LIMIT (${SELECTION}->>'limit')::int) TO STDOUT (FORMAT binary)`,
   folio_pages_by_id: `COPY (SELECT ${COLUMNS} FROM pages WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text(${SELECTION}->'ids'))::bigint[]) ORDER BY id) TO STDOUT (FORMAT binary)`,
+  folio_pages_of_documents: `COPY (SELECT ${COLUMNS} FROM pages WHERE document_id = ANY(ARRAY(SELECT jsonb_array_elements_text(${SELECTION}->'documentIds'))::bigint[]) ORDER BY id) TO STDOUT (FORMAT binary)`,
 };
 
 /** Bytes to set aside for a page read's answer before it arrives, at most: see firstBlockAfter. */
@@ -45,7 +47,8 @@ export function firstBlockAfter(lastRead: number): number {
 
 /** The name of the statement that reads `selection`. */
 export function statementOf(selection: PageSelection): keyof typeof STATEMENTS {
-  return 'ids' in selection ? 'folio_pages_by_id' : 'folio_page_batch';
+  if ('ids' in selection) return 'folio_pages_by_id';
+  return 'documentIds' in selection ? 'folio_pages_of_documents' : 'folio_page_batch';
 }
 
 /**
@@ -90,7 +93,12 @@ export interface PageBatchAnswer {
 /** The protocol messages that read the selected pages, results in binary; `parsed` names the statements the session holds. */
 export function pageBatchMessages(selection: PageSelection, parsed: ReadonlySet<string>): Uint8Array {
   const name = statementOf(selection);
-  const values = 'ids' in selection ? [`{${selection.ids.join(',')}}`] : [selection.workspaceId, selection.after, selection.limit].map(String);
+  const values =
+    'ids' in selection
+      ? [`{${selection.ids.join(',')}}`]
+      : 'documentIds' in selection
+        ? [`{${selection.documentIds.join(',')}}`]
+        : [selection.workspaceId, selection.after, selection.limit].map(String);
   const messages = [
     ...(parsed.has(name) ? [] : [serialize.parse({ name, text: STATEMENTS[name], types: [] })]),
     serialize.bind({ statement: name, values, binary: true }),

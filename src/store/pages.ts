@@ -62,8 +62,11 @@ export async function pageChangesSince(db: Kysely<Database>, workspaceId: number
 /** Pages a statement of the index's load reads. */
 const LOAD_BATCH = 500;
 
-/** Which pages a reader reads: a workspace's `limit` pages after page `after`, or the pages of `ids`. */
-export type PageSelection = { workspaceId: number; after: number; limit: number } | { ids: readonly number[] };
+/** Which pages a reader reads: a workspace's `limit` pages after page `after`, the pages of `ids`, or the pages of the documents of `documentIds`. */
+export type PageSelection =
+  | { workspaceId: number; after: number; limit: number }
+  | { ids: readonly number[] }
+  | { documentIds: readonly number[] };
 
 /** Reads the selected pages, in id order (the store's `readPages`). */
 export type PageReader = (selection: PageSelection) => Promise<IndexedPage[]>;

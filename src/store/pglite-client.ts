@@ -22,6 +22,8 @@ export class EngineThread {
   readonly #requests: ThreadRequests<Answer>;
   #failure: Error | null = null;
   #closed: (() => void) | null = null;
+  /** Told of each committed write of documents from embeddings, before anything that ran after it is answered. */
+  onWritten: (written: Extract<ThreadReply, { type: 'written' }>) => void = () => {};
 
   private constructor(worker: Worker) {
     this.#worker = worker;
@@ -64,10 +66,10 @@ export class EngineThread {
   /**
    * Writes documents from precomputed embeddings on the thread, joined with the others waiting
    * there (pglite-thread.ts): their ids in order, or null when a webhook watches one of their
-   * workspaces and nothing was written.
+   * workspaces and nothing was written. `readBack`: `onWritten` is told the write's pages.
    */
-  writeEmbedded(items: EmbeddedDocument[]): Promise<number[] | null> {
-    return this.#send((id) => ({ type: 'embedded', id, items }));
+  writeEmbedded(items: EmbeddedDocument[], readBack: boolean): Promise<number[] | null> {
+    return this.#send((id) => ({ type: 'embedded', id, items, readBack }));
   }
 
   /** The selected pages, in id order, read on the thread (page-batch.ts). */
@@ -95,6 +97,7 @@ export class EngineThread {
     if (reply.type === 'bytes') this.#requests.settle(reply.id, { answer: reply.blocks });
     else if (reply.type === 'embedded') this.#requests.settle(reply.id, { answer: reply.ids });
     else if (reply.type === 'pages') this.#requests.settle(reply.id, { answer: reply.pages });
+    else if (reply.type === 'written') this.onWritten(reply);
     else if (reply.type === 'error') {
       // A statement's failure keeps PostgreSQL's code (toStoreError reads it).
       const error = reply.error.code

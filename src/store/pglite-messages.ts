@@ -14,8 +14,11 @@ export interface ThreadStart {
 
 export type ThreadRequest =
   | { type: 'bytes'; id: number; bytes: Uint8Array }
-  /** Documents from precomputed embeddings to write, joined with the others waiting (embedded-batch.ts). */
-  | { type: 'embedded'; id: number; items: EmbeddedDocument[] }
+  /**
+   * Documents from precomputed embeddings to write, joined with the others waiting
+   * (embedded-batch.ts); `readBack`: the write's pages are wanted (`written`).
+   */
+  | { type: 'embedded'; id: number; items: EmbeddedDocument[]; readBack: boolean }
   /** Pages for the page index (page-batch.ts). */
   | { type: 'pages'; id: number; selection: PageSelection }
   | { type: 'close' };
@@ -26,6 +29,12 @@ export type ThreadReply =
   | { type: 'bytes'; id: number; blocks: Uint8Array[] }
   /** The documents' ids in order, or null when a webhook watches one of their workspaces (nothing written). */
   | { type: 'embedded'; id: number; ids: number[] | null }
+  /**
+   * A write of documents from embeddings committed, told before its requests' answers and
+   * before anything that ran after it: the workspaces it wrote, and its pages (each with its
+   * workspace) when one of its requests asked for them.
+   */
+  | { type: 'written'; workspaces: number[]; pages: PackedPages | null; pageWorkspaces: Int32Array }
   | { type: 'pages'; id: number; pages: PackedPages }
   /** `code`: PostgreSQL's, when a statement failed; without it the thread itself failed. */
   | { type: 'error'; id: number; error: { name: string; message: string; code?: string } }

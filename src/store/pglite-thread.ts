@@ -12,7 +12,7 @@ import {
   type BatchAnswer,
   type EmbeddedDocument,
 } from './embedded-batch.js';
-import { firstBlockAfter, packedBuffers, pageBatchMessages, readPageBatch, statementOf } from './page-batch.js';
+import { firstBlockAfter, packedBuffers, pageBatchMessages, readPageBatch, statementOf, type PackedPages } from './page-batch.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 
 const start = workerData as ThreadStart;
@@ -138,9 +138,36 @@ async function call(items: EmbeddedDocument[]): Promise<BatchAnswer> {
   return result;
 }
 
-function settle(request: EmbeddedRequest, result: BatchAnswer): void {
-  if (result.error) reply({ type: 'error', id: request.id, error: { name: 'DatabaseError', ...result.error } });
-  else reply({ type: 'embedded', id: request.id, ids: documentIdsInOrder(request.items, result.rows) });
+/**
+ * Tells the main thread that the write of `requests` committed `ids` (in their items' order):
+ * the workspaces written, and the pages read back in the same turn, before any other statement,
+ * when one of the requests asked.
+ */
+async function tellWritten(requests: EmbeddedRequest[], ids: number[]): Promise<void> {
+  const items = requests.flatMap((r) => r.items);
+  const workspaceOf = new Map(items.map((item, i) => [ids[i], item.document.workspaceId]));
+  let pages: PackedPages | null = null;
+  if (requests.some((r) => r.readBack) && status === 'I') {
+    try {
+      const selection = { documentIds: ids };
+      const blocks = await answer(pageBatchMessages(selection, readParsed));
+      status = statusAfter(blocks);
+      const result = readPageBatch(blocks);
+      if (result.parsed) readParsed.add(statementOf(selection));
+      if (!result.error) pages = result.pages;
+    } catch {
+      // Not told, the main thread's next catch-up reads them.
+    }
+  }
+  const pageWorkspaces = pages ? Int32Array.from(pages.documentIds, (id) => workspaceOf.get(id)!) : new Int32Array(0);
+  reply({ type: 'written', workspaces: [...new Set(workspaceOf.values())], pages, pageWorkspaces }, pages ? packedBuffers(pages) : []);
+}
+
+async function settle(request: EmbeddedRequest, result: BatchAnswer): Promise<void> {
+  if (result.error) return reply({ type: 'error', id: request.id, error: { name: 'DatabaseError', ...result.error } });
+  const ids = documentIdsInOrder(request.items, result.rows);
+  if (ids) await tellWritten([request], ids);
+  reply({ type: 'embedded', id: request.id, ids });
 }
 
 /** Writes the waiting requests as one statement; when it fails or a webhook watches, each alone. */
@@ -154,13 +181,14 @@ async function writeWaiting(): Promise<void> {
     const items = requests.flatMap((r) => r.items);
     const joined = await call(items);
     if (requests.length === 1) {
-      settle(requests[0], joined);
+      await settle(requests[0], joined);
     } else if (!joined.error && joined.rows.length > 0) {
       const ids = documentIdsInOrder(items, joined.rows)!;
+      await tellWritten(requests, ids);
       let offset = 0;
       for (const request of requests) reply({ type: 'embedded', id: request.id, ids: ids.slice(offset, (offset += request.items.length)) });
     } else {
-      for (const request of requests) settle(request, await call(request.items));
+      for (const request of requests) await settle(request, await call(request.items));
     }
   } catch (error) {
     for (const request of requests) reply({ type: 'error', id: request.id, error: failure(error) });

@@ -11,7 +11,9 @@ import { PageIndex, type PageQuery, type RankedPage } from '../../src/search/pag
 import { keywordScore, semanticScore } from '../../src/search/scores.js';
 import { parseTsvector } from '../../src/search/tsvector.js';
 import { normalizeVector } from '../../src/search/vectors.js';
+import { EmbeddingIngester } from '../../src/documents/ingest-embedding.js';
 import { deleteDocuments, insertDocument, insertPages } from '../../src/store/documents.js';
+import type { PageSelection } from '../../src/store/pages.js';
 import { until } from '../helpers/poll.js';
 import { ENGINES, openTestStore, type TestStore } from '../helpers/stores.js';
 
@@ -348,6 +350,38 @@ describe.each(ENGINES)('page index on %s', (engine) => {
       expect(score.mock.calls.filter(([matrix, , rows]) => matrix.layout.codes && rows && rows.length < 20 && rows[0] >= held)).toEqual([]);
     } finally {
       score.mockRestore();
+    }
+  }, 60_000);
+
+  it.runIf(engine === 'pglite')('holds the pages of documents ingested from embeddings as their write commits, and stays exact under deletions', async () => {
+    const reads: PageSelection[] = [];
+    const watched = new PageIndex({ ...store, readPages: (selection) => (reads.push(selection), store.readPages(selection)) }, pool);
+    const ingester = EmbeddingIngester.forStore(store);
+    const ingest = (n: number) => ingester.ingest(workspaceId, { content: textOf(n), embedding: Array.from(hashEmbed(textOf(n))) });
+    try {
+      await expectReference(await queryOf('drag lift', 0.5), watched); // loaded and caught up
+      const pagesBefore = watched.memory().pages;
+      reads.length = 0;
+      const receipts = await Promise.all([2500, 2501, 2502].map(ingest));
+      documents.push(...receipts.map((r) => r.document_id));
+      // Held before the ingests were answered, without reading them back.
+      expect(watched.memory().pages).toBe(pagesBefore + 3);
+      for (const [text, alpha] of queries) await expectReference(await queryOf(text, alpha), watched);
+      expect(reads).toEqual([]);
+      // Ingests, deletions of documents just ingested and searches, all at once.
+      const searches: Promise<unknown>[] = [];
+      const deleted: Promise<unknown>[] = [];
+      for (let n = 2503; n < 2563; n++) {
+        const written = ingest(n);
+        if (n % 3 === 0) deleted.push(written.then((r) => deleteDocuments(store.db, workspaceId, [r.document_id])));
+        else documents.push((await written).document_id);
+        if (n % 4 === 0) searches.push(queryOf('wing flow', 0.5).then((q) => watched.search(workspaceId, q)));
+      }
+      await Promise.all([...searches, ...deleted]);
+      for (const [text, alpha] of queries) await expectReference(await queryOf(text, alpha), watched);
+      expect(watched.memory().pages).toBe((await livePages()).length);
+    } finally {
+      await watched.close();
     }
   }, 60_000);
 });
