@@ -27,9 +27,9 @@ pg.types.setTypeParser(pg.types.builtins.TIMESTAMP, (v) => v);
 export type Engine = 'pglite' | 'postgres';
 
 /**
- * Counts the statements that may have written (see `mayWrite`) on a store that only this
- * process opens, so a reader can tell that nothing changed since it last looked without
- * asking the database.
+ * Counts the statements that may have written what the page index reads (see `mayWrite`) on a
+ * store that only this process opens, so a reader can tell that nothing it reads changed since
+ * it last looked without asking the database.
  */
 export interface LocalWrites {
   readonly count: number;
@@ -139,9 +139,21 @@ const PLAIN_SELECT = /^\s*select\b/i;
 /** Functions that write, called from a SELECT: the statements that call them count as writes. */
 const WRITING_FUNCTION = /\binsert_embedded_documents\(/;
 
-/** Whether a statement may write (the embedded engine's write count, `LocalWrites`). */
+/**
+ * Statements that write only tables the page index never reads (the task queue, webhooks):
+ * under a stream of uploads their progress and lease updates would otherwise send every search
+ * to catch up. A statement that names one of the index's tables anywhere is not one of them.
+ */
+const UNINDEXED_WRITE = /^\s*(?:update|insert\s+into|delete\s+from)\s+"?(?:tasks|webhooks|webhook_events|webhook_deliveries|webhook_attempts)"?\s/i;
+const INDEXED_TABLE = /\b(?:documents|pages|paragraphs|workspaces)\b/i;
+/** Transaction control changes nothing by itself: a transaction's writes are counted as they are sent, before it commits. */
+const TRANSACTION_CONTROL = /^\s*(?:begin|commit|rollback)\s*;?\s*$/i;
+
+/** Whether a statement may change what the page index reads (the embedded engine's write count, `LocalWrites`). */
 export function mayWrite(text: string): boolean {
-  return !PLAIN_SELECT.test(text) || WRITING_FUNCTION.test(text);
+  if (PLAIN_SELECT.test(text)) return WRITING_FUNCTION.test(text);
+  if (TRANSACTION_CONTROL.test(text)) return false;
+  return !UNINDEXED_WRITE.test(text) || INDEXED_TABLE.test(text);
 }
 
 /** Statements given a name at most, and statement texts remembered as run once. */
