@@ -2,6 +2,7 @@
 // or the error (with its kind, so ParseError survives the thread boundary). With OCR on, page
 // images go to the pool's OCR engine on the parent thread and their text comes back here.
 
+import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import type { OcrResult, OcrService, RecognizeOptions } from '../ocr/types.js';
 import { parseDocument } from './parse.js';
@@ -11,6 +12,16 @@ import type { OcrReply, OcrRequest, WorkerJob, WorkerMessage, WorkerReply } from
 
 const port = parentPort;
 if (!port) throw new Error('worker.ts runs only as a worker thread');
+
+// Parsing is background work beside the requests the process answers (searches, /health): on
+// Linux each thread has a niceness of its own, and at this one a parse gives way to them when
+// the cores are busy instead of taking an equal share.
+const BACKGROUND_NICENESS = 10;
+try {
+  os.setPriority(BACKGROUND_NICENESS);
+} catch {
+  // Refused (some sandboxes): the thread runs at the process's priority.
+}
 
 // Load every parser before taking jobs, so that a job's time limit counts parsing only. Jobs
 // posted meanwhile wait in the port's queue.
