@@ -1,0 +1,282 @@
+// Search and bulk ingestion at scale: `npx tsx bench/scale/run.ts [--engine pglite|postgres|both]
+//   [--sizes 100000,300000,1000000] [--sets clustered,isotropic] [--queries 1000] [--timed 200]
+//   [--clients 4] [--batch 500] [--server worktree|head] [--seed N]`. See README.md.
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { freePort, freshSchema, percentile, POSTGRES_URL, residentMb } from '../lib/serve.js';
+import { buildTree, spawnServe, type ServeCommand } from '../lib/tree.js';
+import { Corpus } from '../search/corpus.js';
+import { SET_KINDS, VectorSet, type SetKind } from './vectors.js';
+
+const { values: args } = parseArgs({
+  options: {
+    engine: { type: 'string', default: 'both' },
+    sizes: { type: 'string', default: '100000,300000,1000000' },
+    sets: { type: 'string', default: SET_KINDS.join(',') },
+    queries: { type: 'string', default: '1000' }, // recall queries per size
+    timed: { type: 'string', default: '200' }, // timed queries per mode and size
+    clients: { type: 'string', default: '4' },
+    batch: { type: 'string', default: '500' },
+    server: { type: 'string', default: 'worktree' },
+    seed: { type: 'string', default: '42' },
+  },
+});
+const engines = args.engine === 'both' ? ['pglite', 'postgres'] : [args.engine!];
+const sizes = args.sizes!.split(',').map(Number);
+const sets = args.sets!.split(',') as SetKind[];
+const [recallQueries, timedQueries, clients, batchSize, seed] = [args.queries, args.timed, args.clients, args.batch, args.seed].map(Number);
+if (
+  engines.some((e) => !['pglite', 'postgres'].includes(e)) ||
+  sizes.some((s, i) => !Number.isInteger(s) || s < 1000 || (i > 0 && s <= sizes[i - 1])) ||
+  sets.some((s) => !SET_KINDS.includes(s)) ||
+  ![recallQueries, timedQueries, clients, batchSize].every((n) => Number.isInteger(n) && n >= 1) ||
+  batchSize > 1000 ||
+  !['worktree', 'head'].includes(args.server!)
+) {
+  throw new Error('usage: run.ts [--engine pglite|postgres|both] [--sizes increasing, >= 1000] [--sets clustered,isotropic] [--queries N] [--timed N] [--clients N] [--batch N<=1000] [--server worktree|head] [--seed N]');
+}
+
+const HEADERS = { 'content-type': 'application/json', 'x-api-key': 'bench' };
+const BASE = (port: number) => `http://127.0.0.1:${port}/api/v1`;
+const log = (message: string) => console.error(`[scale] ${message}`);
+const corpus = new Corpus(seed);
+/** Documents of category 3 are a tenth of them: the filtered searches' share. */
+const CATEGORIES = 10;
+
+// ---------------------------------------------------------------------------------------------
+// The server, on a store that outlives its restarts
+
+interface Store {
+  env: Record<string, string>;
+  dataDir: string;
+  schema: string | null;
+  drop(): Promise<void>;
+}
+
+async function newStore(engine: string): Promise<Store> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-bench-scale-'));
+  const fresh = engine === 'postgres' ? await freshSchema('bench_scale') : null;
+  const schema = fresh ? decodeURIComponent(fresh.databaseUrl).match(/search_path=(\w+)/)![1] : null;
+  return {
+    env: { FOLIO_DATA_DIR: dataDir, FOLIO_OCR: 'off', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', DATABASE_URL: fresh?.databaseUrl ?? '' },
+    dataDir,
+    schema,
+    drop: async () => {
+      await rm(dataDir, { recursive: true, force: true });
+      await fresh?.drop();
+    },
+  };
+}
+
+interface Running {
+  port: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+async function start(serve: ServeCommand, store: Store): Promise<Running> {
+  const port = await freePort();
+  const child = spawnServe(serve, port, store.env, null);
+  let output = '';
+  child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  child.stdout!.resume();
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  for (let i = 0; i < 6000; i++) {
+    if (await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)) return { port, child, stop };
+    if (child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await stop();
+  throw new Error(`the server did not become ready:\n${output}`);
+}
+
+async function post<T>(port: number, route: string, body: string): Promise<T> {
+  const response = await fetch(`${BASE(port)}${route}`, { method: 'POST', headers: HEADERS, body });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${route}: HTTP ${response.status} ${text.slice(0, 300)}`);
+  return (JSON.parse(text) as { data: T }).data;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ingestion, search, recall
+
+function documentJson(vectors: VectorSet, n: number): string {
+  return `{"content":${JSON.stringify(corpus.page(n).content)},"embedding":${vectors.documentJson(n)},"metadata":{"category":${n % CATEGORIES}},"external_id":"d${n}"}`;
+}
+
+/** Ingests documents [from, to) in batches from `clients` clients at once; documents per second. */
+async function ingest(port: number, vectors: VectorSet, from: number, to: number): Promise<number> {
+  let next = from;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < to) {
+        const first = next;
+        next = Math.min(to, next + batchSize);
+        const items: string[] = [];
+        for (let n = first; n < next; n++) items.push(documentJson(vectors, n));
+        const answer = await post<{ created: number; failed: number }>(port, '/documents/ingest/embedding/batch', `{"documents":[${items.join(',')}]}`);
+        if (answer.failed > 0) throw new Error(`${answer.failed} documents of a batch failed`);
+      }
+    }),
+  );
+  return (to - from) / ((performance.now() - started) / 1000);
+}
+
+interface Result {
+  id: number;
+  semantic_score: number;
+}
+
+interface Mode {
+  name: string;
+  body: (vectors: VectorSet, i: number) => string;
+}
+
+const queryText = (i: number) => JSON.stringify(corpus.query(3, i));
+const MODES: Mode[] = [
+  { name: 'alpha 1', body: (v, i) => `{"embedding":${v.queryJson(i)},"alpha":1` },
+  { name: 'alpha 0', body: (_, i) => `{"query":${queryText(i)},"alpha":0` },
+  // A query's own embedding is taken at alpha 1 only: the hybrid embeds its text (the offline
+  // embedder), whose cosines with the synthetic vectors mean nothing but cost the same.
+  { name: 'alpha 0.5', body: (_, i) => `{"query":${queryText(i)},"alpha":0.5` },
+  { name: 'filtered 10%', body: (v, i) => `{"embedding":${v.queryJson(i)},"alpha":1,"metadata_filter":{"category":3}` },
+];
+
+async function search(port: number, body: string, exact: boolean, topK = 10): Promise<{ ms: number; results: Result[] }> {
+  const started = performance.now();
+  const data = await post<{ results: Result[] }>(port, '/documents/search/pages', `${body},"top_k":${topK},"exact":${exact}}`);
+  return { ms: performance.now() - started, results: data.results };
+}
+
+interface Timing {
+  p50: number;
+  p99: number;
+  exactP50: number;
+  exactP99: number;
+}
+
+/** Each mode's latency, default and exact in turn query by query (so drift touches both alike). */
+async function timeModes(port: number, vectors: VectorSet): Promise<Timing[]> {
+  const timings: Timing[] = [];
+  for (const mode of MODES) {
+    const fast: number[] = [];
+    const exact: number[] = [];
+    for (let i = 0; i < 10; i++) await search(port, mode.body(vectors, 10_000 + i), false);
+    for (let i = 0; i < timedQueries; i++) {
+      fast.push((await search(port, mode.body(vectors, i), false)).ms);
+      exact.push((await search(port, mode.body(vectors, i), true)).ms);
+    }
+    timings.push({ p50: percentile(fast, 50), p99: percentile(fast, 99), exactP50: percentile(exact, 50), exactP99: percentile(exact, 99) });
+  }
+  return timings;
+}
+
+interface Recall {
+  at10: number;
+  at100: number;
+  /** Results whose semantic_score differs from the exact scan's (same page, other score). */
+  scoreDiffers: number;
+}
+
+/** Recall@10 and @100 of the default search against `exact: true`, alpha 1, over `recallQueries` queries. */
+async function measureRecall(port: number, vectors: VectorSet): Promise<Recall> {
+  let hits10 = 0;
+  let hits100 = 0;
+  let scoreDiffers = 0;
+  for (let i = 0; i < recallQueries; i++) {
+    const body = MODES[0].body(vectors, 20_000 + i);
+    const [fast, exact] = [(await search(port, body, false, 100)).results, (await search(port, body, true, 100)).results];
+    const exactScore = new Map(exact.map((r) => [r.id, r.semantic_score]));
+    const top10 = new Set(exact.slice(0, 10).map((r) => r.id));
+    hits10 += fast.slice(0, 10).filter((r) => top10.has(r.id)).length;
+    hits100 += fast.filter((r) => exactScore.has(r.id)).length;
+    scoreDiffers += fast.filter((r) => exactScore.has(r.id) && exactScore.get(r.id) !== r.semantic_score).length;
+  }
+  return { at10: hits10 / (10 * recallQueries), at100: hits100 / (100 * recallQueries), scoreDiffers };
+}
+
+async function databaseMb(store: Store): Promise<number> {
+  if (!store.schema) return Number(execFileSync('du', ['-sb', path.join(store.dataDir, 'pgdata')], { encoding: 'utf8' }).split('\t')[0]) / 2 ** 20;
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ bytes: string }>(
+      `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::text AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = $1 AND c.relkind IN ('r', 'm')`,
+      [store.schema],
+    );
+    return Number(rows[0].bytes) / 2 ** 20;
+  } finally {
+    await client.end();
+  }
+}
+
+/** From a restart to the first search's answer: the server started on the store, then asked until it answers. */
+async function restart(serve: ServeCommand, store: Store, vectors: VectorSet): Promise<{ server: Running; seconds: number }> {
+  const started = performance.now();
+  const server = await start(serve, store);
+  await search(server.port, MODES[0].body(vectors, 0), false);
+  return { server, seconds: (performance.now() - started) / 1000 };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+const tree = await buildTree('folio-bench-scale', args.server as 'worktree' | 'head');
+if (tree.errors) console.error(`tsc reported errors (running what it emitted):\n${tree.errors.slice(0, 2000)}`);
+const serve: ServeCommand = { command: path.join(tree.root, 'bin/folio'), args: ['serve'] };
+const out: string[] = [
+  `Scale: ${tree.label}; one-page documents of ${1536} dimensions through the batch endpoint (${clients} clients, ${batchSize} a batch);`,
+  `${timedQueries} timed queries per mode (p50/p99 ms, beside exact: true, the full float scan, query by query); recall of the default against exact over ${recallQueries} queries at alpha 1.\n`,
+  '| engine | set | pages | ingest docs/s | alpha 1 | exact | alpha 0 | alpha 0.5 | exact | filtered 10% | exact | recall@10 | recall@100 | scores off | RSS MB (peak) | restart to first search s | database MB |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+];
+
+for (const engine of engines) {
+  for (const kind of sets) {
+    const vectors = new VectorSet(kind, seed);
+    const store = await newStore(engine);
+    let server = await start(serve, store);
+    try {
+      let held = 0;
+      for (const size of sizes) {
+        log(`${engine} ${kind}: ingesting to ${size} pages`);
+        const rate = await ingest(server.port, vectors, held, size);
+        held = size;
+        log(`${engine} ${kind}: ${fmt(rate, 0)} documents/s; restarting`);
+        await server.stop();
+        const restarted = await restart(serve, store, vectors);
+        server = restarted.server;
+        log(`${engine} ${kind}: first search ${fmt(restarted.seconds)} s after the restart; timing`);
+        const timings = await timeModes(server.port, vectors);
+        log(`${engine} ${kind}: recall`);
+        const recall = await measureRecall(server.port, vectors);
+        const pid = server.child.pid!;
+        const [rss, peak] = [residentMb(pid, 'VmRSS'), residentMb(pid, 'VmHWM')];
+        const cell = (t: Timing) => `${fmt(t.p50)} / ${fmt(t.p99)}`;
+        const exactCell = (t: Timing) => `${fmt(t.exactP50)} / ${fmt(t.exactP99)}`;
+        out.push(
+          `| ${engine} | ${kind} | ${size.toLocaleString('en')} | ${fmt(rate, 0)} | ${cell(timings[0])} | ${exactCell(timings[0])} | ${cell(timings[1])} | ` +
+            `${cell(timings[2])} | ${exactCell(timings[2])} | ${cell(timings[3])} | ${exactCell(timings[3])} | ${fmt(recall.at10, 4)} | ${fmt(recall.at100, 4)} | ` +
+            `${recall.scoreDiffers} | ${fmt(rss, 0)} (${fmt(peak, 0)}) | ${fmt(restarted.seconds)} | ${fmt(await databaseMb(store), 0)} |`,
+        );
+        console.error(out[out.length - 1]);
+      }
+    } finally {
+      await server.stop();
+      await store.drop();
+    }
+  }
+}
+
+console.log(out.join('\n'));

@@ -1,0 +1,89 @@
+// The two sets of 1536-dimension vectors bench/scale ingests and queries, seeded so that vector
+// n (and query i) is the same whatever the order or concurrency of the ingest:
+// - clustered: a mixture like real embeddings: a direction every vector shares (so cosines
+//   between unrelated vectors are well above 0, about 0.45), one of 1,024 cluster centres (about
+//   0.75 within a cluster), and noise whose spread falls off across dimensions (anisotropic);
+// - isotropic: independent normal coordinates, the worst case for a compact code (no structure
+//   to exploit, every cosine near 0).
+import { mulberry32, seedOf } from '../search/corpus.js';
+
+export const DIMS = 1536;
+export type SetKind = 'clustered' | 'isotropic';
+export const SET_KINDS: readonly SetKind[] = ['clustered', 'isotropic'];
+
+const CLUSTERS = 1024;
+const CENTRE_WEIGHT = 0.8;
+/** Noise spread of dimension j (in a fixed shuffled order): NOISE x (j + 1)^-0.5, about 0.7 in all. */
+const NOISE = 0.25;
+/** Streams of the generator: documents and queries never share a seed. */
+const DOCUMENTS = 1;
+const QUERIES = 2;
+
+/** Standard normal numbers from a uniform generator (Box-Muller, both halves used). */
+function normals(random: () => number, out: Float64Array): Float64Array {
+  for (let i = 0; i < out.length; i += 2) {
+    const r = Math.sqrt(-2 * Math.log(1 - random()));
+    const theta = 2 * Math.PI * random();
+    out[i] = r * Math.cos(theta);
+    if (i + 1 < out.length) out[i + 1] = r * Math.sin(theta);
+  }
+  return out;
+}
+
+function unit(v: Float64Array): Float64Array {
+  let norm = 0;
+  for (const x of v) norm += x * x;
+  norm = Math.sqrt(norm);
+  for (let i = 0; i < v.length; i++) v[i] /= norm;
+  return v;
+}
+
+export class VectorSet {
+  private readonly shared: Float64Array;
+  private readonly centres: Float64Array[];
+  /** Per dimension, its noise spread. */
+  private readonly spread: Float64Array;
+  private readonly scratch = new Float64Array(DIMS);
+
+  constructor(
+    readonly kind: SetKind,
+    private readonly seed: number,
+  ) {
+    const random = mulberry32(seedOf(seed, 7));
+    this.shared = unit(normals(random, new Float64Array(DIMS)));
+    this.centres = Array.from({ length: CLUSTERS }, () => unit(normals(random, new Float64Array(DIMS))));
+    const order = Array.from({ length: DIMS }, (_, j) => j);
+    for (let j = DIMS - 1; j > 0; j--) {
+      const k = Math.floor(random() * (j + 1));
+      [order[j], order[k]] = [order[k], order[j]];
+    }
+    this.spread = new Float64Array(DIMS);
+    order.forEach((dim, rank) => (this.spread[dim] = NOISE / Math.sqrt(rank + 1)));
+  }
+
+  /** Document n's vector (not normalised: the service normalises it), as JSON numbers. */
+  documentJson(n: number): string {
+    return this.json(this.vector(DOCUMENTS, n));
+  }
+
+  /** Query i's vector, as JSON numbers. */
+  queryJson(i: number): string {
+    return this.json(this.vector(QUERIES, i));
+  }
+
+  private vector(stream: number, n: number): Float64Array {
+    const random = mulberry32(seedOf(this.seed, stream, n));
+    const v = normals(random, this.scratch);
+    if (this.kind === 'isotropic') return v;
+    const centre = this.centres[Math.floor(random() * CLUSTERS)];
+    for (let j = 0; j < DIMS; j++) v[j] = this.shared[j] + CENTRE_WEIGHT * centre[j] + this.spread[j] * v[j];
+    return v;
+  }
+
+  private json(v: Float64Array): string {
+    // Five decimals: the vectors' coordinates are about 0.03 to 1, so this keeps 3-5 digits.
+    let out = '[';
+    for (let j = 0; j < v.length; j++) out += (j > 0 ? ',' : '') + v[j].toFixed(5);
+    return `${out}]`;
+  }
+}
