@@ -6,9 +6,13 @@ import { codeSpace, encodeRow } from '../store/vector-codes.js';
 import { ContentFile, type TextEntry } from './content-file.js';
 import { VectorMatrix } from './kernel/index.js';
 import { KeywordIndex, MAX_SLOTS } from './keyword-index.js';
+import { grown } from './lexeme-table.js';
 import { ReadWriteGate } from './read-write-gate.js';
 import { RowVectors } from './row-vectors.js';
 import { EMBEDDING_DIMENSIONS } from './vectors.js';
+
+/** Slots the per-page columns start with. */
+const FIRST_SLOTS = 256;
 
 /** How the pages' embeddings are coded for the first pass of a search (store/vector-codes.ts). */
 export const CODE_SPACE = codeSpace(EMBEDDING_DIMENSIONS);
@@ -32,22 +36,27 @@ export class WorkspacePages {
   /** Row -> the page's float32 vector, read to score again the rows the codes leave in doubt. */
   readonly vectors: RowVectors;
   /** Row -> a bound on its code's error (store/vector-codes.ts). */
-  rowError = new Float32Array(256);
+  rowError = new Float32Array(FIRST_SLOTS);
   /** The largest norm of a row ever held (unit rows: 1 give or take float32's rounding), and the largest error bound. */
   maxNorm = 0;
   maxError = 0;
   readonly keyword = new KeywordIndex();
   readonly gate = new ReadWriteGate();
   private readonly texts: ContentFile;
-  /** Slot -> page number and where its content is in the content file. */
-  private slotNumber: number[] = [];
-  private slotText: TextEntry[] = [];
-  /** Row -> slot. */
-  rowSlot: number[] = [];
+  /** Slots in use, removed ones too until compaction: the length of the slot columns below. */
+  slots = 0;
+  // The per-page data is in typed columns that double as pages arrive: a million pages are then
+  // a few arrays, not millions of objects and array elements for the garbage collector to trace.
   /** Slot -> page id (-1 once removed), document id and row (-1 without an embedding). */
-  slotPage: number[] = [];
-  slotDocument: number[] = [];
-  slotRow: number[] = [];
+  slotPage = new Float64Array(FIRST_SLOTS);
+  slotDocument = new Float64Array(FIRST_SLOTS);
+  slotRow = new Int32Array(FIRST_SLOTS);
+  /** Slot -> page number, and where its content is in the content file (offset -1: not there). */
+  private slotNumber = new Int32Array(FIRST_SLOTS);
+  private textOffset = new Float64Array(FIRST_SLOTS);
+  private textBytes = new Int32Array(FIRST_SLOTS);
+  /** Row -> slot (the first `codes.rows`). */
+  rowSlot = new Int32Array(FIRST_SLOTS);
   readonly slotOf = new Map<number, number>();
   /** Document id -> slots of its pages (removed ones too, until compaction), for filters that select documents. */
   readonly documentSlots = new Map<number, number[]>();
@@ -82,17 +91,33 @@ export class WorkspacePages {
    * is: appends do, unless the slots run out and compaction renumbers them.
    */
   appendsInPlace(count: number): boolean {
-    return this.slotPage.length + count < MAX_SLOTS;
+    return this.slots + count < MAX_SLOTS;
   }
 
   /** Makes room for `rows` embedded pages. */
   reserve(rows: number): void {
     this.codes.reserve(rows);
     if (rows > this.rowError.length) {
-      const grown = new Float32Array(Math.max(rows, this.rowError.length * 2));
-      grown.set(this.rowError);
-      this.rowError = grown;
+      const size = Math.max(rows, this.rowError.length * 2);
+      this.rowError = grown(this.rowError, size);
+      this.rowSlot = grown(this.rowSlot, size);
     }
+  }
+
+  /** Makes room for `slots` slots in the slot columns. */
+  private reserveSlots(slots: number): void {
+    if (slots <= this.slotPage.length) return;
+    const size = Math.max(slots, this.slotPage.length * 2);
+    this.slotPage = grown(this.slotPage, size);
+    this.slotDocument = grown(this.slotDocument, size);
+    this.slotRow = grown(this.slotRow, size);
+    this.slotNumber = grown(this.slotNumber, size);
+    this.textOffset = grown(this.textOffset, size);
+    this.textBytes = grown(this.textBytes, size);
+  }
+
+  private textAt(slot: number): TextEntry {
+    return { offset: this.textOffset[slot], bytes: this.textBytes[slot] };
   }
 
   /** Adds the pages not already held; their contents go to the content file in one write. */
@@ -106,12 +131,15 @@ export class WorkspacePages {
 
   private add(page: IndexedPage, text: TextEntry): void {
     this.layout++;
-    if (this.slotPage.length >= MAX_SLOTS) this.compact();
-    const slot = this.slotPage.length;
-    this.slotPage.push(page.id);
-    this.slotDocument.push(page.documentId);
-    this.slotNumber.push(page.pageNumber);
-    this.slotText.push(text);
+    if (this.slots >= MAX_SLOTS) this.compact();
+    const slot = this.slots;
+    this.reserveSlots(slot + 1);
+    this.slots++;
+    this.slotPage[slot] = page.id;
+    this.slotDocument[slot] = page.documentId;
+    this.slotNumber[slot] = page.pageNumber;
+    this.textOffset[slot] = text.offset;
+    this.textBytes[slot] = text.bytes;
     this.slotOf.set(page.id, slot);
     let slots = this.documentSlots.get(page.documentId);
     if (!slots) this.documentSlots.set(page.documentId, (slots = []));
@@ -124,9 +152,9 @@ export class WorkspacePages {
       this.maxNorm = Math.max(this.maxNorm, code.norm);
       this.maxError = Math.max(this.maxError, code.error);
       this.rowSlot[row] = slot;
-      this.slotRow.push(row);
+      this.slotRow[slot] = row;
     } else {
-      this.slotRow.push(-1);
+      this.slotRow[slot] = -1;
     }
     this.keyword.addTsvectorBytes(slot, page.tsv);
   }
@@ -141,7 +169,7 @@ export class WorkspacePages {
     this.slotPage[slot] = -1;
     this.removed++;
     this.removals++;
-    if (this.texts.release(this.slotText[slot])) this.rewriteTexts();
+    if (this.texts.release(this.textAt(slot))) this.rewriteTexts();
     const row = this.slotRow[slot];
     if (row >= 0) {
       // Swap-remove: the last row moves into the hole.
@@ -154,38 +182,31 @@ export class WorkspacePages {
         this.rowSlot[row] = moved;
         this.slotRow[moved] = row;
       }
-      this.rowSlot.pop();
       this.codes.truncate(last);
       this.vectors.truncate(last);
       this.slotRow[slot] = -1;
     }
-    if (this.removed > 1024 && this.removed * 2 > this.slotPage.length) this.compact();
+    if (this.removed > 1024 && this.removed * 2 > this.slots) this.compact();
   }
 
-  /** Renumbers the slots of live pages from 0, dropping removed ones. */
+  /** Renumbers the slots of live pages from 0, dropping removed ones (in place: a live slot only moves down). */
   private compact(): void {
-    const remap = new Int32Array(this.slotPage.length).fill(-1);
-    const slotPage: number[] = [];
-    const slotDocument: number[] = [];
-    const slotRow: number[] = [];
-    const slotNumber: number[] = [];
-    const slotText: TextEntry[] = [];
-    for (let slot = 0; slot < this.slotPage.length; slot++) {
+    const remap = new Int32Array(this.slots).fill(-1);
+    let live = 0;
+    for (let slot = 0; slot < this.slots; slot++) {
       if (this.slotPage[slot] < 0) continue;
-      remap[slot] = slotPage.length;
-      slotPage.push(this.slotPage[slot]);
-      slotDocument.push(this.slotDocument[slot]);
-      slotRow.push(this.slotRow[slot]);
-      slotNumber.push(this.slotNumber[slot]);
-      slotText.push(this.slotText[slot]);
+      remap[slot] = live;
+      this.slotPage[live] = this.slotPage[slot];
+      this.slotDocument[live] = this.slotDocument[slot];
+      this.slotRow[live] = this.slotRow[slot];
+      this.slotNumber[live] = this.slotNumber[slot];
+      this.textOffset[live] = this.textOffset[slot];
+      this.textBytes[live] = this.textBytes[slot];
+      live++;
     }
-    this.keyword.compact(remap, slotPage.length);
-    this.slotPage = slotPage;
-    this.slotDocument = slotDocument;
-    this.slotRow = slotRow;
-    this.slotNumber = slotNumber;
-    this.slotText = slotText;
-    this.rowSlot = this.rowSlot.map((slot) => remap[slot]);
+    this.keyword.compact(remap, live);
+    this.slots = live;
+    for (let row = 0; row < this.codes.rows; row++) this.rowSlot[row] = remap[this.rowSlot[row]];
     for (const [pageId, slot] of this.slotOf) this.slotOf.set(pageId, remap[slot]);
     for (const [documentId, slots] of this.documentSlots) {
       const live = slots.map((s) => remap[s]).filter((s) => s >= 0);
@@ -201,16 +222,21 @@ export class WorkspacePages {
       pageId: this.slotPage[slot],
       documentId: this.slotDocument[slot],
       pageNumber: this.slotNumber[slot],
-      content: this.texts.read(this.slotText[slot]),
+      content: this.texts.read(this.textAt(slot)),
     };
   }
 
   /** Copies the live pages' contents into a new content file, leaving the removed ones' behind. */
   private rewriteTexts(): void {
     const live: number[] = [];
-    for (let slot = 0; slot < this.slotPage.length; slot++) if (this.slotPage[slot] >= 0) live.push(slot);
-    const moved = this.texts.rewrite(live.map((slot) => this.slotText[slot]));
-    if (moved) live.forEach((slot, i) => (this.slotText[slot] = moved[i]));
+    for (let slot = 0; slot < this.slots; slot++) if (this.slotPage[slot] >= 0) live.push(slot);
+    const moved = this.texts.rewrite(live.map((slot) => this.textAt(slot)));
+    if (moved) {
+      live.forEach((slot, i) => {
+        this.textOffset[slot] = moved[i].offset;
+        this.textBytes[slot] = moved[i].bytes;
+      });
+    }
   }
 
   close(): void {
