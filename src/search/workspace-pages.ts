@@ -58,8 +58,12 @@ export class WorkspacePages {
   /** Row -> slot (the first `codes.rows`). */
   rowSlot = new Int32Array(FIRST_SLOTS);
   readonly slotOf = new Map<number, number>();
-  /** Document id -> slots of its pages (removed ones too, until compaction), for filters that select documents. */
-  readonly documentSlots = new Map<number, number[]>();
+  /**
+   * The slots of each document's pages (removed ones too, until compaction), for filters that
+   * select documents: a list per document, from its last slot through `slotNext` (-1 ends it).
+   */
+  private readonly documentLastSlot = new Map<number, number>();
+  private slotNext = new Int32Array(FIRST_SLOTS);
   removed = 0;
   /** Moves with every removal: a row's scores computed before may since belong to another page (swap-remove). */
   removals = 0;
@@ -114,6 +118,7 @@ export class WorkspacePages {
     this.slotNumber = grown(this.slotNumber, size);
     this.textOffset = grown(this.textOffset, size);
     this.textBytes = grown(this.textBytes, size);
+    this.slotNext = grown(this.slotNext, size);
   }
 
   private textAt(slot: number): TextEntry {
@@ -141,9 +146,8 @@ export class WorkspacePages {
     this.textOffset[slot] = text.offset;
     this.textBytes[slot] = text.bytes;
     this.slotOf.set(page.id, slot);
-    let slots = this.documentSlots.get(page.documentId);
-    if (!slots) this.documentSlots.set(page.documentId, (slots = []));
-    slots.push(slot);
+    this.slotNext[slot] = this.documentLastSlot.get(page.documentId) ?? -1;
+    this.documentLastSlot.set(page.documentId, slot);
     if (page.embedding) {
       const code = page.code ?? encodeRow(CODE_SPACE, page.embedding);
       const row = this.codes.appendCodes(code.bytes);
@@ -164,7 +168,7 @@ export class WorkspacePages {
     if (slot === undefined) return;
     this.layout++;
     this.slotOf.delete(pageId);
-    // documentSlots keeps the slot (a removed slot has no row) until compaction.
+    // The document's list keeps the slot (a removed slot has no row) until compaction.
     this.keyword.remove(slot);
     this.slotPage[slot] = -1;
     this.removed++;
@@ -208,10 +212,10 @@ export class WorkspacePages {
     this.slots = live;
     for (let row = 0; row < this.codes.rows; row++) this.rowSlot[row] = remap[this.rowSlot[row]];
     for (const [pageId, slot] of this.slotOf) this.slotOf.set(pageId, remap[slot]);
-    for (const [documentId, slots] of this.documentSlots) {
-      const live = slots.map((s) => remap[s]).filter((s) => s >= 0);
-      if (live.length > 0) this.documentSlots.set(documentId, live);
-      else this.documentSlots.delete(documentId);
+    this.documentLastSlot.clear();
+    for (let slot = 0; slot < live; slot++) {
+      this.slotNext[slot] = this.documentLastSlot.get(this.slotDocument[slot]) ?? -1;
+      this.documentLastSlot.set(this.slotDocument[slot], slot);
     }
     this.removed = 0;
   }
@@ -250,7 +254,7 @@ export class WorkspacePages {
     if (cached?.layout === this.layout) return cached.rows;
     const list: number[] = [];
     for (const documentId of documents) {
-      for (const slot of this.documentSlots.get(documentId) ?? []) {
+      for (let slot = this.documentLastSlot.get(documentId) ?? -1; slot >= 0; slot = this.slotNext[slot]) {
         if (this.slotRow[slot] >= 0) list.push(this.slotRow[slot]);
       }
     }
