@@ -568,7 +568,10 @@ export class PageIndex {
       for (const change of changes) {
         if (change.kind === 'insert') {
           if (!ws.slotOf.has(change.pageId)) inserted.add(change.pageId);
-        } else if (!inserted.delete(change.pageId)) {
+        } else if (!inserted.delete(change.pageId) && ws.slotOf.has(change.pageId)) {
+          // Only pages held: a deletion seen again (a transaction still running elsewhere holds
+          // the feed's horizon back) would otherwise take the write gate for nothing, and wait
+          // for every search in flight.
           deleted.push(change.pageId);
         }
       }

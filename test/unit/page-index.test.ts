@@ -353,6 +353,42 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     }
   }, 60_000);
 
+  it.runIf(engine === 'postgres')('adds pages without waiting for a search in flight while a transaction elsewhere holds the change feed back', async () => {
+    const text = 'wing flow';
+    let endTransaction!: () => void;
+    const open = new Promise<void>((resolve) => (endTransaction = resolve));
+    let started!: () => void;
+    const holding = new Promise<void>((resolve) => (started = resolve));
+    // Another session's transaction with an id: every catch-up reads the feed again from before it.
+    const holder = store.db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_current_xact_id()`.execute(trx);
+      started();
+      await open;
+    });
+    try {
+      await holding;
+      await deleteDocuments(store.db, workspaceId, documents.splice(-2));
+      await expectReference(await queryOf(text, 0.5)); // applies the deletions
+      const slow = await queryOf(text, 0.5);
+      const terms = await slow.terms;
+      let release!: () => void;
+      const late = new Promise<typeof terms>((resolve) => (release = () => resolve(terms)));
+      const inFlight = index.search(workspaceId, { ...slow, terms: late });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await addDocuments(2600, 2605);
+      // Its catch-up sees the deletions again, of pages it no longer holds: nothing to wait for.
+      const next = index.search(workspaceId, await queryOf(text, 0.5));
+      const waited = await Promise.race([next.then(() => false), new Promise((resolve) => setTimeout(() => resolve(true), 10_000))]);
+      release();
+      await inFlight;
+      expect(waited).toBe(false);
+      await expectReference(await queryOf(text, 0.5));
+    } finally {
+      endTransaction();
+      await holder;
+    }
+  }, 60_000);
+
   it.runIf(engine === 'pglite')('holds the pages of documents ingested from embeddings as their write commits, and stays exact under deletions', async () => {
     const reads: PageSelection[] = [];
     const watched = new PageIndex({ ...store, readPages: (selection) => (reads.push(selection), store.readPages(selection)) }, pool);
