@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
 import type { Engine } from '../../src/store/engine.js';
 import { freePort, freshSchema } from '../lib/serve.js';
@@ -183,11 +184,43 @@ async function uploader(port: number, files: UploadFile[], until: number, tally:
   }
 }
 
-async function probeHealth(port: number, until: number, latencies: number[]): Promise<void> {
+// The /health prober runs on a thread of its own, with its own connection: on the load
+// generator's thread its probes waited behind the searchers' and ingesters' answers being read,
+// which the server's latency should not include.
+const PROBER = `
+const http = require('node:http');
+const { parentPort, workerData: { port, ms } } = require('node:worker_threads');
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const probe = () => new Promise((resolve) => {
+  const started = performance.now();
+  const req = http.request({ host: '127.0.0.1', port, path: '/health', agent }, (res) => {
+    res.resume();
+    res.on('end', () => resolve(performance.now() - started));
+  });
+  req.on('error', () => resolve(performance.now() - started));
+  req.end();
+});
+(async () => {
+  const latencies = [];
+  const until = performance.now() + ms;
   while (performance.now() < until) {
-    latencies.push((await send(port, 'GET', '/health', {})).ms);
+    latencies.push(await probe());
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  agent.destroy();
+  parentPort.postMessage(latencies);
+})();
+`;
+
+function probeHealth(port: number, until: number, latencies: number[]): Promise<void> {
+  const worker = new Worker(PROBER, { eval: true, workerData: { port, ms: until - performance.now() } });
+  return new Promise((resolve, reject) => {
+    worker.once('message', (measured: number[]) => {
+      latencies.push(...measured);
+      resolve();
+    });
+    worker.once('error', reject);
+  });
 }
 
 /** What the phases of one kind measured, summed over the rounds. */
