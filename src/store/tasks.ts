@@ -61,6 +61,17 @@ export async function findTask(db: Db, workspaceId: number, identifier: string):
   return row ? { ...row, status: row.status as TaskStatus } : undefined;
 }
 
+/** A task with what it was queued with (to queue it again). */
+export async function findTaskWithPayload(db: Db, workspaceId: number, identifier: string): Promise<(TaskRow & { payload: Record<string, unknown> }) | undefined> {
+  const row = await db
+    .selectFrom('tasks')
+    .select(['identifier', 'kind', 'status', 'progress', 'title', 'message', 'document_id', 'payload'])
+    .where('workspace_id', '=', workspaceId)
+    .where('identifier', '=', identifier)
+    .executeTakeFirst();
+  return row ? { ...row, status: row.status as TaskStatus } : undefined;
+}
+
 export interface ClaimedTask {
   identifier: string;
   workspace_id: number;
