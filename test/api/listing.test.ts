@@ -290,9 +290,9 @@ describe.each(ENGINES)('listings on %s', (engine) => {
 
       // A read key lists but cannot retry; a retry queues the kept file again as a new task.
       expect((await call(t.app, 'GET', '/api/v1/tasks', { key: KEYS.read })).json().data.tasks.map((task: ListedTask) => task.task_identifier)).not.toContain(bad);
-      expect((await call(t.app, 'POST', `/api/v1/tasks/${bad}/retry`, { key: KEYS.write })).statusCode).toBe(404);
-      expect((await call(t.app, 'POST', `/api/v1/tasks/${good}/retry`, { key: KEYS.other })).statusCode).toBe(400);
-      const retried = await call(t.app, 'POST', `/api/v1/tasks/${bad}/retry`, { key: KEYS.other });
+      expect((await call(t.app, 'POST', `/api/v1/tasks/retry/${bad}`, { key: KEYS.write })).statusCode).toBe(404);
+      expect((await call(t.app, 'POST', `/api/v1/tasks/retry/${good}`, { key: KEYS.other })).statusCode).toBe(400);
+      const retried = await call(t.app, 'POST', `/api/v1/tasks/retry/${bad}`, { key: KEYS.other });
       expect(retried.statusCode, retried.body).toBe(201);
       const again = retried.json().data.task_identifier as string;
       expect(again).not.toBe(bad);

@@ -54,7 +54,7 @@ export function taskRoutes(deps: AppDeps): FastifyPluginAsync {
     );
 
     app.post(
-      '/tasks/:task_identifier/retry',
+      '/tasks/retry/:task_identifier',
       {
         config: { scope: 'write' },
         schema: {
