@@ -139,6 +139,8 @@ export const ListQuery = {
   order: StringEnum(['desc', 'asc'], { default: 'desc', description: 'desc: newest first' }),
 };
 
+const NextCursor = Nullable(Type.String({ description: 'The cursor of the next page; null on the last page' }));
+
 /** A filter object sent in a query string, as JSON text. */
 export function JsonQueryFilter(description: string) {
   return Type.Optional(Type.String({ maxLength: 65536, description: `${description}, as JSON text (URL-encoded)` }));
@@ -154,7 +156,7 @@ export const ListedDocument = Type.Object({
 
 export const DocumentList = Type.Object({
   documents: Type.Array(ListedDocument),
-  next_cursor: Nullable(Type.String({ description: 'The cursor of the next page; null on the last page' })),
+  next_cursor: NextCursor,
 });
 
 export const TASK_STATUSES = ['PENDING', 'PROCESSING', 'RETRYING', 'COMPLETED', 'FAILED'] as const;
@@ -177,7 +179,7 @@ export const ListedTask = Type.Object({
 
 export const TaskList = Type.Object({
   tasks: Type.Array(ListedTask),
-  next_cursor: Nullable(Type.String({ description: 'The cursor of the next page; null on the last page' })),
+  next_cursor: NextCursor,
 });
 
 /** What an upload endpoint takes, for its OpenAPI description. */

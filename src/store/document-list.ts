@@ -1,7 +1,7 @@
 // The document listing: a workspace's documents a page at a time, newest first or in the
 // order asked, under the search's filters, each with its version and page count.
 import { sql, type Kysely } from 'kysely';
-import type { DocumentRow } from './documents.js';
+import { DOCUMENT_COLUMNS, type DocumentRow } from './documents.js';
 import type { DocumentFilter } from './filter.js';
 import { after, pageOf, positionText, type Ordering, type Position, type SortOrder } from './keyset.js';
 import type { Database } from './schema.js';
@@ -35,14 +35,7 @@ export async function listDocuments(db: Kysely<Database>, workspaceId: number, q
   let select = db
     .selectFrom('documents as d')
     .select([
-      'd.id',
-      'd.external_id',
-      'd.file_path',
-      'd.file_url',
-      'd.source',
-      'd.metadata',
-      'd.created_at',
-      'd.updated_at',
+      ...DOCUMENT_COLUMNS,
       'd.file_name',
       'd.content_type',
       positionText(column).as('position'),

@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 import { compileDateFilter } from './filter.js';
 import { after, pageOf, positionText, type Ordering, type Position, type SortOrder } from './keyset.js';
 import type { Database } from './schema.js';
-import type { TaskStatus } from './tasks.js';
+import type { TaskRow, TaskStatus } from './tasks.js';
 
 export interface TaskListQuery {
   order: SortOrder;
@@ -15,13 +15,7 @@ export interface TaskListQuery {
   createdAtFilter: Record<string, unknown> | null;
 }
 
-export interface ListedTaskRow {
-  identifier: string;
-  kind: string;
-  status: TaskStatus;
-  progress: number;
-  title: string;
-  message: string;
+export interface ListedTaskRow extends Omit<TaskRow, 'document_id'> {
   file_name: string | null;
   created_at: Date;
   updated_at: Date;
