@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, call, startTestApp, vector, type TestApp } from '../helpers/app.js';
-import { folioArgs } from '../helpers/process.js';
+import { folioArgs, runFolio } from '../helpers/process.js';
 import { ENGINES } from '../helpers/stores.js';
 import { waitForTask } from '../helpers/tasks.js';
 
@@ -237,7 +237,10 @@ describe('folio mcp (stdio bridge)', () => {
     }
   });
 
-  it('refuses to start with an unknown key', async () => {
+  it('refuses to start with an unknown key, saying why', async () => {
+    const run = await runFolio(['mcp'], { FOLIO_URL: url, FOLIO_API_KEY: 'not-a-key' });
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(`folio mcp: ${url} did not accept FOLIO_API_KEY: The API key is not valid`);
     await expect(bridge('not-a-key')).rejects.toThrow();
   });
 });
