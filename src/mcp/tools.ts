@@ -109,13 +109,18 @@ const DocumentOutput = Type.Object({
 const PageOutput = Type.Object({ page_id: Type.Integer(), document_id: Type.Integer(), page_number: Type.Integer(), content: Type.String() });
 
 const Receipt = Type.Object({
-  task_identifier: Type.String({ description: 'Poll it with the REST API (GET /api/v1/tasks/status/{task_identifier})' }),
+  task_identifier: Type.String({ description: 'The task that stores the document; list_documents shows it once the task completes' }),
   file_path: Type.String(),
   external_id: Nullable(Type.String()),
 });
 
-const receiptText = (receipt: Static<typeof Receipt>) =>
-  `Queued as task ${receipt.task_identifier}; the document is searchable once the task completes (usually seconds).`;
+/** An ingest's receipt as a tool result. */
+function queued({ task_identifier, file_path, external_id }: Static<typeof Receipt>): ToolResult & { structured: Static<typeof Receipt> } {
+  return {
+    structured: { task_identifier, file_path, external_id },
+    text: `Queued as task ${task_identifier}; the document is searchable once the task completes (usually seconds).`,
+  };
+}
 
 export const TOOLS: readonly Tool[] = [
   tool({
@@ -227,11 +232,7 @@ export const TOOLS: readonly Tool[] = [
     scope: 'write',
     input: Type.Object({ url: Type.String({ minLength: 1, maxLength: 2048 }), external_id: Type.Optional(ExternalId), metadata: Type.Optional(Metadata) }),
     output: Receipt,
-    run: async (backend, input) => {
-      const { task_identifier, file_path, external_id } = await backend.ingestUrl(input);
-      const structured = { task_identifier, file_path, external_id };
-      return { structured, text: receiptText(structured) };
-    },
+    run: async (backend, input) => queued(await backend.ingestUrl(input)),
   }),
   tool({
     name: 'ingest_text',
@@ -245,10 +246,6 @@ export const TOOLS: readonly Tool[] = [
       metadata: Type.Optional(Metadata),
     }),
     output: Receipt,
-    run: async (backend, input) => {
-      const { task_identifier, file_path, external_id } = await backend.ingestText({ ...input, file_name: input.file_name ?? 'text.txt' });
-      const structured = { task_identifier, file_path, external_id };
-      return { structured, text: receiptText(structured) };
-    },
+    run: async (backend, input) => queued(await backend.ingestText({ ...input, file_name: input.file_name ?? 'text.txt' })),
   }),
 ];
