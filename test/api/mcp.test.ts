@@ -175,18 +175,27 @@ describe.each(ENGINES)('MCP server on %s', (engine) => {
     expect(listed.data.documents).toEqual([expect.objectContaining({ file_name: 'keepers.txt' })]);
     expect(await toolError(writer, 'ingest_url', { url: 'ftp://example.com/x' })).toBeTruthy();
   });
+});
+
+// The limit is the API's hook, the same on either engine.
+describe('MCP rate limit', () => {
+  let limited: TestApp;
+  let limitedUrl: string;
+
+  beforeAll(async () => {
+    limited = await startTestApp('pglite', { env: { FOLIO_RATE_LIMIT: '3' } });
+    limitedUrl = await listen(limited);
+  });
+  afterAll(async () => limited?.close());
 
   it('is rate-limited as the API is', async () => {
-    const limited = await startTestApp(engine, { env: { FOLIO_RATE_LIMIT: '3' } });
+    const client = await connect(limitedUrl, bearer(KEYS.read));
     try {
-      const limitedUrl = await listen(limited);
-      const client = await connect(limitedUrl, bearer(KEYS.read));
       // initialize and its notification took two requests; the third is the last allowed.
       await client.listTools();
       await expect(client.listTools()).rejects.toMatchObject({ code: 429, message: expect.stringMatching(/RATE_LIMIT_EXCEEDED/) });
-      await client.close();
     } finally {
-      await limited.close();
+      await client.close();
     }
   });
 });
