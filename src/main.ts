@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The folio command: serve, worker, migrate, keys. The only place that reads the
+// The folio command: serve, worker, migrate, keys, mcp. The only place that reads the
 // environment; runtime.ts assembles the parts.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config, type Scope } from './config.js';
@@ -13,6 +13,7 @@ const USAGE = `Usage:
   folio serve [--role all|api]     run the HTTP API and, with role all (default), the task workers
   folio worker                     run only the task workers (needs DATABASE_URL to share the queue)
   folio migrate                    apply pending database migrations and exit
+  folio mcp                        serve the MCP tools over stdio, bridged to FOLIO_URL with FOLIO_API_KEY
   folio keys create --workspace W --scope read|write|admin [--label L]
   folio keys list
   folio keys revoke <id-or-prefix>
@@ -93,6 +94,14 @@ async function main(argv: string[]): Promise<void> {
   if (command === '--version' || command === '-v') {
     console.log(VERSION);
     return;
+  }
+  // A client of a running Folio: it needs the server's address and a key, none of its configuration.
+  if (command === 'mcp') {
+    const url = process.env.FOLIO_URL;
+    const key = process.env.FOLIO_API_KEY;
+    if (!url || !key) throw new ConfigError('folio mcp needs FOLIO_URL (such as http://127.0.0.1:8080) and FOLIO_API_KEY');
+    const { serveStdio } = await import('./mcp/stdio.js');
+    return serveStdio(url, key);
   }
   const config = loadConfig();
   switch (command) {

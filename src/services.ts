@@ -7,6 +7,7 @@ import { Optimizer } from './answer/optimize.js';
 import { deleteByExternalId, deleteById, previewDeleteByExternalId, previewDeleteByFilter } from './documents/deletion.js';
 import { EmbeddingIngester } from './documents/ingest-embedding.js';
 import { patchMetadata } from './documents/metadata.js';
+import { listDocuments } from './documents/listing.js';
 import { getDocument, getDocumentByTask, getLatestByExternalId, getPage, getParagraph, listVersions } from './documents/retrieval.js';
 import {
   createExtraction,
@@ -21,7 +22,7 @@ import {
   runOnUpload,
   runOnUrl,
 } from './extraction/service.js';
-import { acceptUpload, acceptUrl, openDocumentFile } from './ingest/accept.js';
+import { acceptUpload, acceptUrl, openDocumentFile, retryUpload } from './ingest/accept.js';
 import { storeUpload, type StoredUpload } from './sources/index.js';
 import type { CachedEmbedder } from './providers/embeddings/index.js';
 import type { LlmProvider } from './providers/llm/types.js';
@@ -29,6 +30,7 @@ import type { PageIndex } from './search/page-index.js';
 import { searchPages, type SearchRequest } from './search/search.js';
 import type { BlobStore } from './store/blobs.js';
 import { ping, type Store } from './store/engine.js';
+import { listTasks } from './tasks/listing.js';
 import { getTaskStatus } from './tasks/status.js';
 import { issueKey, revokeWorkspaceKey, workspaceKeys } from './workspaces/admin.js';
 import type { KeyResolver, Principal } from './workspaces/keys.js';
@@ -92,6 +94,7 @@ export function createServices(parts: ServiceParts) {
         if (stored > 0) parts.onPagesIngested?.(stored);
         return outcomes;
       },
+      list: bind(db, listDocuments),
       getByTask: bind(db, getDocumentByTask),
       get: bind(db, getDocument),
       getLatestByExternalId: bind(db, getLatestByExternalId),
@@ -112,6 +115,7 @@ export function createServices(parts: ServiceParts) {
       acceptUpload: bind(accept, acceptUpload),
       acceptUrl: bind(accept, acceptUrl),
       openDocumentFile: bind(accept, openDocumentFile),
+      retryUpload: bind(accept, retryUpload),
     },
     search: async (workspaceId: number, req: SearchRequest) => {
       const started = performance.now();
@@ -139,6 +143,7 @@ export function createServices(parts: ServiceParts) {
     },
     tasks: {
       status: bind(db, getTaskStatus),
+      list: bind(db, listTasks),
     },
     webhooks: {
       create: bind(webhooks, createWebhook),

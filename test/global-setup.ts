@@ -1,9 +1,11 @@
-// Compiles src/ once per run for the tests that start `folio` as a child process. Through
+// Compiles src/ once per run for the tests that start `folio` as a child process (and builds
+// the typed client that `folio mcp` imports). Through
 // tsx's loader each child (and each of its worker threads) took about 1.7 s longer to start,
 // and the suite starts some sixty. TypeScript's transpileModule makes what tsx makes: each
 // file on its own, no type check (the CI's typecheck does that). The output goes under
 // node_modules/.cache, where the children resolve their packages from the project's
 // node_modules, and is reused while no file of src/ changes.
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -52,6 +54,20 @@ function compiledSources(): string {
   return dir;
 }
 
+const CLIENT = path.join(ROOT, 'clients/typescript');
+
+/**
+ * The typed client's dist/, which `folio mcp` imports as @folio/client: built (as `npm run
+ * build` builds it) when missing or older than a source file of the client.
+ */
+function builtClient(): void {
+  const built = path.join(CLIENT, 'dist/index.js');
+  const builtAt = fs.existsSync(built) ? fs.statSync(built).mtimeMs : 0;
+  if (sourceFiles(path.join(CLIENT, 'src')).every((file) => fs.statSync(file).mtimeMs <= builtAt)) return;
+  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(CLIENT, 'tsconfig.json')], { stdio: 'inherit' });
+}
+
 export default function setup(project: TestProject): void {
+  builtClient();
   project.provide('folioMain', path.join(compiledSources(), 'src/main.js'));
 }

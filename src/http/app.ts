@@ -18,6 +18,7 @@ import { extractionRoutes } from './routes/extractions.js';
 import { healthRoutes } from './routes/health.js';
 import { ingestRoutes } from './routes/ingest.js';
 import { keyRoutes } from './routes/keys.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { searchRoutes } from './routes/search.js';
 import { taskRoutes } from './routes/tasks.js';
 import { webhookRoutes } from './routes/webhooks.js';
@@ -106,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(taskRoutes(deps), { prefix: '/api/v1' });
   await app.register(keyRoutes(deps), { prefix: '/api/v1' });
   await app.register(webhookRoutes(deps), { prefix: '/api/v1' });
+  await app.register(mcpRoutes(deps));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await registerConsole(app);
   await app.ready();

@@ -16,7 +16,16 @@ declare module 'fastify' {
     scope?: Scope;
     /** The shape of the route's bodies, errors included. */
     shape?: ResponseShape;
+    /** The key may also come as `Authorization: Bearer <key>` (MCP clients send it so). */
+    bearer?: boolean;
   }
+}
+
+function apiKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-api-key'];
+  const key = Array.isArray(header) ? header[0] : header;
+  if (key || !request.routeOptions.config.bearer) return key;
+  return /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
 }
 
 export function registerAuth(app: FastifyInstance, keys: KeyResolver, rateLimiter: RateLimiter | null): void {
@@ -24,8 +33,7 @@ export function registerAuth(app: FastifyInstance, keys: KeyResolver, rateLimite
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const scope = request.routeOptions.config.scope;
     if (!scope) return;
-    const header = request.headers['x-api-key'];
-    const key = Array.isArray(header) ? header[0] : header;
+    const key = apiKeyOf(request);
     if (!key) throw errors.unauthorized();
     const principal = await keys.resolve(key);
     if (!principal) throw errors.unauthorized('The API key is not valid');

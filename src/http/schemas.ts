@@ -2,10 +2,16 @@
 // type the handlers and document the API in /openapi.json.
 import type { SwaggerTransform } from '@fastify/swagger';
 import { Type, type TSchema, type Static, type TUnsafe } from 'typebox';
+import { LISTED_TASK_KINDS } from '../tasks/listing.js';
 
 /** `T | null` as one JSON Schema type list (cleaner 422s than an anyOf). */
 export function Nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null> {
   return Type.Unsafe<Static<T> | null>({ ...schema, type: [(schema as { type?: unknown }).type, 'null'] });
+}
+
+/** One of `values`, typed as their union (a plain enum: cleaner 422s than a union of literals). */
+export function StringEnum<T extends string>(values: readonly T[], options: { default?: T; description?: string } = {}): TUnsafe<T> {
+  return Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
 }
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
@@ -126,11 +132,54 @@ export const DocumentFilters = Type.Object({
   updated_at_filter: Type.Optional(Nullable(FilterObject)),
 });
 
+/** The paging parameters of a listing. */
+export const ListQuery = {
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50, description: 'Items per page' }),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: "The previous page's next_cursor; the same sort and order must be asked" })),
+  order: StringEnum(['desc', 'asc'], { default: 'desc', description: 'desc: newest first' }),
+};
+
+const NextCursor = Nullable(Type.String({ description: 'The cursor of the next page; null on the last page' }));
+
+/** A filter object sent in a query string, as JSON text. */
+export function JsonQueryFilter(description: string) {
+  return Type.Optional(Type.String({ maxLength: 65536, description: `${description}, as JSON text (URL-encoded)` }));
+}
+
+export const ListedDocument = Type.Object({
+  ...Document.properties,
+  version: Type.Integer({ description: 'Position among the existing versions of its external_id, oldest first (1 without an external_id)' }),
+  file_name: Nullable(Type.String()),
+  content_type: Nullable(Type.String()),
+  page_count: Type.Integer(),
+});
+
+export const DocumentList = Type.Object({
+  documents: Type.Array(ListedDocument),
+  next_cursor: NextCursor,
+});
+
+export const TASK_STATUSES = ['PENDING', 'PROCESSING', 'RETRYING', 'COMPLETED', 'FAILED'] as const;
+
 export const TaskStatus = Type.Object({
   title: Type.String(),
   message: Type.String(),
   progress: Type.Integer(),
-  status: Type.String({ enum: ['PENDING', 'PROCESSING', 'RETRYING', 'COMPLETED', 'FAILED'] }),
+  status: Type.String({ enum: [...TASK_STATUSES] }),
+});
+
+export const ListedTask = Type.Object({
+  task_identifier: Type.String(),
+  kind: Type.String({ enum: [...LISTED_TASK_KINDS] }),
+  ...TaskStatus.properties,
+  file_name: Nullable(Type.String({ description: "The file's name: an upload's, or a URL's once fetched" })),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
+export const TaskList = Type.Object({
+  tasks: Type.Array(ListedTask),
+  next_cursor: NextCursor,
 });
 
 /** What an upload endpoint takes, for its OpenAPI description. */

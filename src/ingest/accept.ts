@@ -2,11 +2,13 @@
 // fields and queued as a task, answered at once; workers do the rest (pipeline.ts).
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
+import { Compile } from 'typebox/compile';
 import { ValidationError, errors } from '../errors.js';
 import { checkUrl, uploadFormat, type StoredUpload } from '../sources/index.js';
 import { BlobStore } from '../store/blobs.js';
 import { findStoredFile } from '../store/documents.js';
 import type { Database } from '../store/schema.js';
+import { findTaskWithPayload } from '../store/tasks.js';
 import { enqueueTask } from '../tasks/registry.js';
 import { assertStorableText, parseRequestJson } from '../text/json-text.js';
 import { ingestFileTask, ingestUrlTask } from './pipeline.js';
@@ -68,6 +70,25 @@ export async function acceptUpload(
     await deps.blobs.delete(upload.blobKey);
     throw error;
   }
+}
+
+const isUploadPayload = Compile(ingestFileTask.payload);
+
+/**
+ * Queues a failed upload's ingest again, as a new task on the file it kept (a failed task
+ * keeps its file): for a failure that has since been mended, such as a provider that was down.
+ */
+export async function retryUpload(deps: AcceptDeps, workspaceId: number, identifier: string): Promise<IngestReceipt> {
+  const task = await findTaskWithPayload(deps.db, workspaceId, identifier);
+  if (!task) throw errors.notFound(`Task ${identifier}`);
+  const { payload } = task;
+  if (task.kind !== ingestFileTask.kind || task.status !== 'FAILED' || !isUploadPayload.Check(payload)) {
+    throw errors.invalidRequest(`Only a FAILED upload (an IngestFile task) can be retried; task ${identifier} is a ${task.status} ${task.kind} task`);
+  }
+  if (!(await deps.blobs.exists(payload.blobKey))) throw errors.notFound(`Stored file of task ${identifier}`);
+  const retried = await enqueueTask(deps.db, ingestFileTask, { workspaceId, title: task.title, payload });
+  deps.onEnqueue();
+  return { task_identifier: retried, file_path: payload.blobKey, external_id: payload.externalId };
 }
 
 export interface UrlIngestInput {

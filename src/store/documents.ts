@@ -43,7 +43,7 @@ export interface DocumentRow {
   updated_at: Date;
 }
 
-const DOCUMENT_COLUMNS = [
+export const DOCUMENT_COLUMNS = [
   'd.id',
   'd.external_id',
   'd.file_path',

@@ -51,10 +51,23 @@ export async function insertTasks(db: Db, tasks: NewTask[]): Promise<void> {
   if (tasks.length > 0) await db.insertInto('tasks').values(tasks.map(taskValues)).execute();
 }
 
+const TASK_COLUMNS = ['identifier', 'kind', 'status', 'progress', 'title', 'message', 'document_id'] as const;
+
 export async function findTask(db: Db, workspaceId: number, identifier: string): Promise<TaskRow | undefined> {
   const row = await db
     .selectFrom('tasks')
-    .select(['identifier', 'kind', 'status', 'progress', 'title', 'message', 'document_id'])
+    .select(TASK_COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('identifier', '=', identifier)
+    .executeTakeFirst();
+  return row ? { ...row, status: row.status as TaskStatus } : undefined;
+}
+
+/** A task with what it was queued with (to queue it again). */
+export async function findTaskWithPayload(db: Db, workspaceId: number, identifier: string): Promise<(TaskRow & { payload: Record<string, unknown> }) | undefined> {
+  const row = await db
+    .selectFrom('tasks')
+    .select([...TASK_COLUMNS, 'payload'])
     .where('workspace_id', '=', workspaceId)
     .where('identifier', '=', identifier)
     .executeTakeFirst();

@@ -214,6 +214,30 @@ describe('TypeScript client', () => {
     expect(results.every((r) => r.extraction_id === created[0])).toBe(true);
   });
 
+  it('iterates the document and task listings by cursor, filters as objects, and reads one page and a page of text', async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push((await folio.ingestEmbedding({ content: `Listed note ${i}.`, embedding: vector(40 + i), metadata: { listed: 'client', i } })).document_id!);
+    }
+    const listed: number[] = [];
+    for await (const document of folio.documents({ metadata_filter: { listed: 'client' } }, { pageSize: 2 })) listed.push(document.id);
+    expect(listed).toEqual(ids.slice().reverse());
+    const oldest = await folio.listDocuments({ metadata_filter: { listed: 'client' }, order: 'asc', limit: 2, ids: ids.slice(0, 3) });
+    expect(oldest.documents.map((d) => d.id)).toEqual(ids.slice(0, 2));
+    const rest = await folio.listDocuments({ metadata_filter: { listed: 'client' }, order: 'asc', limit: 2, ids: ids.slice(0, 3), cursor: oldest.next_cursor! });
+    expect(rest).toMatchObject({ documents: [{ id: ids[2], page_count: 1, version: 1 }], next_cursor: null });
+
+    const tasks = [];
+    for await (const task of folio.tasks({ kind: 'IngestEmbedding', created_at_filter: { $gte: '2000-01-01T00:00:00' } }, { pageSize: 3 })) tasks.push(task);
+    expect(tasks.length).toBeGreaterThanOrEqual(5);
+    expect(tasks.every((task) => task.kind === 'IngestEmbedding' && task.status === 'COMPLETED')).toBe(true);
+
+    const page = await folio.getPage((await folio.getDocument(ids[0])).pages[0].id, { includeParagraphs: true });
+    expect(page).toMatchObject({ document_id: ids[0], content: 'Listed note 0.', paragraphs: [{ paragraph_index: 0 }] });
+    expect(await folio.currentKey()).toEqual({ workspace: 'alpha', scope: 'write' });
+    await expect(folio.listDocuments({ cursor: 'forged' })).rejects.toMatchObject({ status: 422, errorCode: 'VALIDATION_ERROR' });
+  });
+
   it('throws FolioError for error responses: 404, 422, 401 and 403', async () => {
     const missing = await folio.getDocument(987654).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(FolioError);

@@ -218,3 +218,29 @@ describe.each(ENGINES)('migration 0013 (page tsvector supplied) on %s', (engine)
     expect(generated.rows[0].generated).toBe('s');
   });
 });
+
+describe.each(ENGINES)('migration 0014 (listing indexes) on %s', (engine) => {
+  const unmigrated = unmigratedStores(engine);
+
+  it("indexes the listings' orders, and puts the former indexes back going down", async () => {
+    const db = (await unmigrated.open()).db;
+    const columns = async () => {
+      const { rows } = await sql<{ indexname: string; indexdef: string }>`
+        SELECT indexname, indexdef FROM pg_indexes
+        WHERE schemaname = current_schema() AND indexname IN ('documents_created_idx', 'documents_updated_idx', 'tasks_workspace_idx')
+        ORDER BY indexname`.execute(db);
+      return Object.fromEntries(rows.map((r) => [r.indexname, /\((.*)\)$/.exec(r.indexdef)![1]]));
+    };
+    await migrateTo(db, '0013_page_tsvector_supplied');
+    const before = { documents_created_idx: 'workspace_id, created_at', tasks_workspace_idx: 'workspace_id' };
+    expect(await columns()).toEqual(before);
+    await migrateTo(db, '0014_listing_indexes');
+    expect(await columns()).toEqual({
+      documents_created_idx: 'workspace_id, created_at, id',
+      documents_updated_idx: 'workspace_id, updated_at, id',
+      tasks_workspace_idx: 'workspace_id, created_at, identifier',
+    });
+    await migrateTo(db, '0013_page_tsvector_supplied');
+    expect(await columns()).toEqual(before);
+  });
+});

@@ -71,6 +71,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List documents a page at a time, newest first, under the search filters
+         * @description Keyset paging: pass next_cursor back as cursor (with the same sort and order) until it is null. Documents added or deleted meanwhile do not shift the pages: each document that exists throughout is listed exactly once. Sorted by updated_at, a document whose metadata changes meanwhile moves. A cursor not issued by this listing is a 422.
+         */
+        get: operations["listDocuments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/documents/task/{task_identifier}": {
         parameters: {
             query?: never;
@@ -487,6 +507,63 @@ export interface paths {
         };
         /** Status of any processing task */
         get: operations["getTask"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tasks a page at a time, newest first, by status, kind and creation time
+         * @description Keyset paging as the document listing has it: pass next_cursor back as cursor (with the same order) until it is null.
+         */
+        get: operations["listTasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tasks/retry/{task_identifier}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ingest a FAILED upload again from the file it kept, as a new task
+         * @description Only IngestFile tasks that FAILED can be retried (400 otherwise); 404 when the kept file is gone.
+         */
+        post: operations["retryTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/keys/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The calling key's workspace and scope (any scope) */
+        get: operations["getCurrentKey"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1130,6 +1207,292 @@ export interface operations {
                             created: number;
                             /** @description Items not stored */
                             failed: number;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listDocuments: {
+        parameters: {
+            query: {
+                /** @description Items per page */
+                limit: number;
+                /** @description The previous page's next_cursor; the same sort and order must be asked */
+                cursor?: string;
+                /** @description desc: newest first */
+                order: "desc" | "asc";
+                sort: "created_at" | "updated_at";
+                /** @description A metadata filter as the search takes it, as JSON text (URL-encoded) */
+                metadata_filter?: string;
+                /** @description A created_at filter ({"$gte": "2026-01-01T00:00:00"}), as JSON text (URL-encoded) */
+                created_at_filter?: string;
+                /** @description An updated_at filter, as JSON text (URL-encoded) */
+                updated_at_filter?: string;
+                external_id?: string;
+                /** @description Only these documents: ids separated by commas, at most 1,000 */
+                ids?: string;
+                /** @description Only the latest version of each external_id */
+                latest_only: boolean;
+            };
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            documents: {
+                                id: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                external_id: string | null;
+                                file_path: string;
+                                file_url: string | null;
+                                /** @description Free-form metadata: primitives, arrays and nested objects */
+                                document_metadata: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Position among the existing versions of its external_id, oldest first (1 without an external_id) */
+                                version: number;
+                                file_name: string | null;
+                                content_type: string | null;
+                                page_count: number;
+                            }[];
+                            /** @description The cursor of the next page; null on the last page */
+                            next_cursor: string | null;
                         };
                         success: boolean;
                         error: null;
@@ -7612,6 +7975,782 @@ export interface operations {
                             progress: number;
                             /** @enum {string} */
                             status: "PENDING" | "PROCESSING" | "RETRYING" | "COMPLETED" | "FAILED";
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listTasks: {
+        parameters: {
+            query: {
+                /** @description Items per page */
+                limit: number;
+                /** @description The previous page's next_cursor; the same sort and order must be asked */
+                cursor?: string;
+                /** @description desc: newest first */
+                order: "desc" | "asc";
+                status?: "PENDING" | "PROCESSING" | "RETRYING" | "COMPLETED" | "FAILED";
+                kind?: "IngestFile" | "IngestUrl" | "IngestEmbedding" | "RunExtraction";
+                /** @description A created_at filter ({"$gte": "2026-01-01T00:00:00"}), as JSON text (URL-encoded) */
+                created_at_filter?: string;
+            };
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            tasks: {
+                                task_identifier: string;
+                                /** @enum {string} */
+                                kind: "IngestFile" | "IngestUrl" | "IngestEmbedding" | "RunExtraction";
+                                title: string;
+                                message: string;
+                                progress: number;
+                                /** @enum {string} */
+                                status: "PENDING" | "PROCESSING" | "RETRYING" | "COMPLETED" | "FAILED";
+                                /** @description The file's name: an upload's, or a URL's once fetched */
+                                file_name: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                            /** @description The cursor of the next page; null on the last page */
+                            next_cursor: string | null;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    retryTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path: {
+                task_identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            task_identifier: string;
+                            file_path: string;
+                            external_id: string | null;
+                            document_id?: number;
+                        };
+                        success: boolean;
+                        error: null;
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: string[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: null;
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            error_code: string;
+                            message: string;
+                        };
+                        meta: {
+                            /** Format: date-time */
+                            timestamp: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getCurrentKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description API key; identifies the workspace */
+                "x-api-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            workspace: string;
+                            /** @enum {string} */
+                            scope: "read" | "write" | "admin";
                         };
                         success: boolean;
                         error: null;

@@ -1,6 +1,7 @@
 // The console's only way to Folio: typed calls on the public API with the key kept in
 // sessionStorage. The types come from api-types.ts (generated from /openapi.json), so a
 // renamed path or field breaks `npm run typecheck` rather than the page.
+import { FolioClient } from '@folio/client';
 import type { paths } from './api-types';
 
 const KEY_ITEM = 'folio.apiKey';
@@ -90,17 +91,28 @@ async function failure(res: Response): Promise<ApiError> {
 /** Fetches with the session's key; resolves to the raw Response (for files) or throws ApiError. */
 export async function send(method: string, target: string, init: { json?: unknown; form?: FormData } = {}): Promise<Response> {
   const headers: Record<string, string> = {};
-  const key = session.key();
-  if (key) headers['x-api-key'] = key;
   let body: BodyInit | undefined;
   if (init.form) body = init.form;
   else if (init.json !== undefined) {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(init.json);
   }
+  return deliver(new Request(target, { method: method.toUpperCase(), headers, body }));
+}
+
+/**
+ * The typed client (clients/typescript) for the calls it wraps, such as the listings' cursor
+ * iterators: its requests go through `deliver`, so they carry the session's key, reach the
+ * shell's 401 and network states, and fail with ApiError as every other call.
+ */
+export const folio = (): FolioClient => new FolioClient({ baseUrl: location.origin, fetch: deliver });
+
+async function deliver(request: Request): Promise<Response> {
+  const key = session.key();
+  if (key) request.headers.set('x-api-key', key);
   let res: Response;
   try {
-    res = await fetch(target, { method: method.toUpperCase(), headers, body });
+    res = await fetch(request);
   } catch {
     const error = new ApiError(0, 'NETWORK', 'Folio cannot be reached: check the connection or whether the service runs.');
     listeners.forEach((l) => l(error));

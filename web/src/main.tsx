@@ -11,11 +11,13 @@ import { SearchView } from './views/search';
 import { AnswerView } from './views/answer';
 import { ExtractionsView } from './views/extractions';
 import { KeysView } from './views/keys';
+import { TasksView } from './views/tasks';
 import './style.css';
 
 const NAV: [string, string][] = [
   ['#/documents', 'Documents'],
   ['#/upload', 'Upload'],
+  ['#/tasks', 'Tasks'],
   ['#/search', 'Search'],
   ['#/answer', 'Answers'],
   ['#/extractions', 'Extractions'],
@@ -61,6 +63,8 @@ function Route({ hash, uploads, setUploads }: { hash: string; uploads: UploadRow
   switch (parts[0]) {
     case 'upload':
       return <UploadView rows={uploads} setRows={setUploads} />;
+    case 'tasks':
+      return <TasksView />;
     case 'search':
       return <SearchView />;
     case 'answer':

@@ -9,6 +9,8 @@ import type {
   AnswerEvent,
   AnswerRequest,
   Document,
+  DocumentListQuery,
+  DocumentPage,
   DocumentWithPages,
   EmbeddingBatchItem,
   Extraction,
@@ -17,6 +19,11 @@ import type {
   Metadata,
   SearchRequest,
   SearchResponse,
+  ListedDocument,
+  ListedTask,
+  Page,
+  TaskListQuery,
+  TaskPage,
   TaskStatus,
 } from './types.js';
 
@@ -67,6 +74,15 @@ export interface WaitOptions extends RequestOptions {
 export interface PageOptions extends RequestOptions {
   /** Items per request, 1 to 1000; 100 unless given. */
   pageSize?: number;
+}
+
+/** The query string of a listing: filter objects as JSON text, lists joined by commas. */
+function listingQuery<Q extends object>(query: Q): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(query)
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value]) => [name, Array.isArray(value) ? value.join(',') : typeof value === 'object' && value !== null ? JSON.stringify(value) : value]),
+  );
 }
 
 type Result<T> = { data?: T; error?: unknown; response: Response };
@@ -174,6 +190,12 @@ export class FolioClient {
     return (await unwrap(this.raw.GET('/api/v1/documents/internal/{document_id}', { params, signal }))).data;
   }
 
+  /** A page by id (the API answers it without the envelope); with `includeParagraphs`, its paragraphs and sentences. */
+  async getPage(pageId: number, { includeParagraphs, signal }: RequestOptions & { includeParagraphs?: boolean } = {}): Promise<Page> {
+    const params = { path: { page_id: pageId }, query: { include_paragraphs: includeParagraphs } };
+    return unwrap(this.raw.GET('/api/v1/documents/content/pages/{page_id}', { params, signal }));
+  }
+
   /** The document a completed ingestion task created, with its pages. */
   async getDocumentByTask(taskId: string, { signal }: RequestOptions = {}): Promise<DocumentWithPages> {
     const params = { path: { task_identifier: taskId } };
@@ -190,6 +212,42 @@ export class FolioClient {
   async versions(externalId: string, { signal }: RequestOptions = {}): Promise<Document[]> {
     const params = { path: { external_id: externalId } };
     return (await unwrap(this.raw.GET('/api/v1/documents/external/{external_id}/versions', { params, signal }))).data;
+  }
+
+  /** One page of the document listing (newest first unless `sort`/`order` say otherwise); `next_cursor` asks for the next. */
+  async listDocuments(query: DocumentListQuery & { cursor?: string } = {}, { signal }: RequestOptions = {}): Promise<DocumentPage> {
+    const params = { query: listingQuery(query) };
+    return (await unwrap(this.raw.GET('/api/v1/documents', { params, signal }))).data;
+  }
+
+  /**
+   * Every document the listing's filters select, fetched a page at a time by cursor: each
+   * document that exists throughout the iteration is yielded exactly once.
+   */
+  documents(query: DocumentListQuery = {}, { pageSize = 100, signal }: PageOptions = {}): AsyncGenerator<ListedDocument> {
+    return cursorPaged((cursor) => this.listDocuments({ limit: pageSize, ...query, cursor }, { signal }).then((page) => ({ items: page.documents, next: page.next_cursor })));
+  }
+
+  /** One page of the task listing, newest first; `next_cursor` asks for the next. */
+  async listTasks(query: TaskListQuery & { cursor?: string } = {}, { signal }: RequestOptions = {}): Promise<TaskPage> {
+    const params = { query: listingQuery(query) };
+    return (await unwrap(this.raw.GET('/api/v1/tasks', { params, signal }))).data;
+  }
+
+  /** Every task the filters select (status, kind, created_at_filter), newest first, a page at a time. */
+  tasks(query: TaskListQuery = {}, { pageSize = 100, signal }: PageOptions = {}): AsyncGenerator<ListedTask> {
+    return cursorPaged((cursor) => this.listTasks({ limit: pageSize, ...query, cursor }, { signal }).then((page) => ({ items: page.tasks, next: page.next_cursor })));
+  }
+
+  /** Ingests a FAILED upload again from the file the service kept, as a new task. */
+  async retryTask(taskId: string, { signal }: RequestOptions = {}): Promise<IngestReceipt> {
+    const params = { path: { task_identifier: taskId } };
+    return (await unwrap(this.raw.POST('/api/v1/tasks/retry/{task_identifier}', { params, signal }))).data;
+  }
+
+  /** The workspace and scope of the client's API key. */
+  async currentKey({ signal }: RequestOptions = {}): Promise<{ workspace: string; scope: 'read' | 'write' | 'admin' }> {
+    return (await unwrap(this.raw.GET('/api/v1/keys/current', { signal }))).data;
   }
 
   /** Hybrid page search; the body is the API's (`query` or `embedding`, `alpha`, `top_k`, filters...). */
@@ -265,6 +323,16 @@ async function* paged<T extends { id: number }>(pageSize: number, fetchPage: (li
     }
     if (page.length < pageSize) return;
     offset += page.length;
+  }
+}
+
+/** Every item of a cursor-paged listing: pages are fetched until one comes without a next cursor. */
+async function* cursorPaged<T>(fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; next: string | null }>): AsyncGenerator<T> {
+  for (let cursor: string | undefined; ; ) {
+    const page = await fetchPage(cursor);
+    yield* page.items;
+    if (page.next === null) return;
+    cursor = page.next;
   }
 }
 

@@ -6,6 +6,7 @@ type Json<T> = T extends { content: { 'application/json': infer B } } ? B : neve
 type Ok<O> = O extends { responses: { 200: infer R } } ? Json<R> : O extends { responses: { 201: infer R } } ? Json<R> : never;
 type RequestJson<O> = O extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 type OkData<O> = Ok<O> extends { data: infer D } ? D : never;
+type Query<O> = O extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 type StreamEvent<O> = O extends { responses: { 200: { content: { 'text/event-stream': infer E } } } } ? E : never;
 
 export type IngestReceipt = OkData<paths['/api/v1/documents/ingest/embedding']['post']>;
@@ -14,6 +15,20 @@ export type EmbeddingBatchItem = OkData<paths['/api/v1/documents/ingest/embeddin
 export type TaskStatus = OkData<paths['/api/v1/tasks/status/{task_identifier}']['get']>;
 export type Document = OkData<paths['/api/v1/documents/external/{external_id}/versions']['get']>[number];
 export type DocumentWithPages = OkData<paths['/api/v1/documents/internal/{document_id}']['get']>;
+export type Page = Ok<paths['/api/v1/documents/content/pages/{page_id}']['get']>;
+export type DocumentPage = OkData<paths['/api/v1/documents']['get']>;
+export type ListedDocument = DocumentPage['documents'][number];
+type FilterText = 'metadata_filter' | 'created_at_filter' | 'updated_at_filter';
+/** The document listing's parameters, filters as objects and ids as a list; the client sends them as the query string takes them. */
+export type DocumentListQuery = Omit<Query<paths['/api/v1/documents']['get']>, FilterText | 'ids'> & {
+  metadata_filter?: Record<string, unknown>;
+  created_at_filter?: Record<string, unknown>;
+  updated_at_filter?: Record<string, unknown>;
+  ids?: number[];
+};
+export type TaskPage = OkData<paths['/api/v1/tasks']['get']>;
+export type ListedTask = TaskPage['tasks'][number];
+export type TaskListQuery = Omit<Query<paths['/api/v1/tasks']['get']>, 'created_at_filter'> & { created_at_filter?: Record<string, unknown> };
 export type SearchRequest = RequestJson<paths['/api/v1/documents/search/pages']['post']>;
 export type SearchResponse = OkData<paths['/api/v1/documents/search/pages']['post']>;
 export type SearchResult = SearchResponse['results'][number];

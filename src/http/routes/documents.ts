@@ -16,6 +16,10 @@ import {
   DeleteResult,
   Document,
   DocumentFilters,
+  DocumentList,
+  JsonQueryFilter,
+  ListQuery,
+  StringEnum,
   DocumentWithPages,
   Envelope,
   IngestReceipt,
@@ -33,6 +37,17 @@ const ExternalIdParam = Type.Object({ external_id: Type.String({ minLength: 1, m
 const DocumentIdParam = Type.Object({ document_id: Id });
 const TaskParam = Type.Object({ task_identifier: Type.String({ minLength: 1, maxLength: 255 }) });
 const LatestOnlyQuery = Type.Object({ latest_only: Type.Boolean({ default: true }) });
+
+const DocumentListQuery = Type.Object({
+  ...ListQuery,
+  sort: StringEnum(['created_at', 'updated_at'], { default: 'created_at' }),
+  metadata_filter: JsonQueryFilter('A metadata filter as the search takes it'),
+  created_at_filter: JsonQueryFilter('A created_at filter ({"$gte": "2026-01-01T00:00:00"})'),
+  updated_at_filter: JsonQueryFilter('An updated_at filter'),
+  external_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  ids: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15}){0,999}$', description: 'Only these documents: ids separated by commas, at most 1,000' })),
+  latest_only: Type.Boolean({ default: true, description: 'Only the latest version of each external_id' }),
+});
 
 const EmbeddingIngestBody = Type.Object({
   embedding: Type.Array(Type.Number(), { minItems: EMBEDDING_DIMENSIONS, maxItems: EMBEDDING_DIMENSIONS }),
@@ -178,6 +193,26 @@ export function documentRoutes(deps: AppDeps): FastifyPluginAsync {
     );
 
     await app.register(embeddingBatchRoute(deps));
+
+    app.get(
+      '/documents',
+      {
+        config: { scope: 'read' },
+        schema: {
+          operationId: 'listDocuments',
+          tags,
+          summary: 'List documents a page at a time, newest first, under the search filters',
+          description:
+            'Keyset paging: pass next_cursor back as cursor (with the same sort and order) until it is null. Documents added or ' +
+            'deleted meanwhile do not shift the pages: each document that exists throughout is listed exactly once. Sorted by ' +
+            'updated_at, a document whose metadata changes meanwhile moves. A cursor not issued by this listing is a 422.',
+          headers: ApiKeyHeader,
+          querystring: DocumentListQuery,
+          response: { 200: Envelope(DocumentList), ...envelopeErrors },
+        },
+      },
+      async (request) => envelope(await documents.list(request.principal.workspaceId, request.query)),
+    );
 
     app.get(
       '/documents/task/:task_identifier',

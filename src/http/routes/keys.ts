@@ -1,4 +1,5 @@
-// API key management routes (admin scope), limited to the caller's workspace.
+// API key management routes (admin scope), limited to the caller's workspace, and what any
+// key may ask of itself.
 import { Type } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Scope } from '../../config.js';
@@ -21,6 +22,21 @@ const tags = ['keys'];
 export function keyRoutes(deps: AppDeps): FastifyPluginAsync {
   const keys = deps.services.keys;
   return routePlugin((app) => {
+    app.get(
+      '/keys/current',
+      {
+        config: { scope: 'read' },
+        schema: {
+          operationId: 'getCurrentKey',
+          tags,
+          summary: "The calling key's workspace and scope (any scope)",
+          headers: ApiKeyHeader,
+          response: { 200: Envelope(Type.Object({ workspace: Type.String(), scope: Type.Unsafe<Scope>({ type: 'string', enum: ['read', 'write', 'admin'] }) })), ...envelopeErrors },
+        },
+      },
+      async (request) => envelope({ workspace: request.principal.workspace, scope: request.principal.scope }),
+    );
+
     app.post(
       '/keys',
       {

@@ -13,6 +13,7 @@ import * as m0010 from './0010_no_page_text_index.js';
 import * as m0011 from './0011_page_changes_function.js';
 import * as m0012 from './0012_embedded_documents_function.js';
 import * as m0013 from './0013_page_tsvector_supplied.js';
+import * as m0014 from './0014_listing_indexes.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0011_page_changes_function': m0011,
   '0012_embedded_documents_function': m0012,
   '0013_page_tsvector_supplied': m0013,
+  '0014_listing_indexes': m0014,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,35 +1,54 @@
-// Documents: the workspace's documents under a metadata filter, a page at a time. The API
-// has no list endpoint, so the ids come from the deletion preview (read scope, deletes
-// nothing) and each shown document is read by id.
-import { useEffect, useState } from 'preact/hooks';
-import { call, type Answer } from '../api';
+// Documents: the workspace's documents under a metadata filter, newest first, a page at a
+// time. The typed client's cursor iterator reads the listing; pages already read are kept,
+// so Previous reads nothing, and one document more than shown tells whether Next has any.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { ListedDocument } from '@folio/client';
+import { call, folio } from '../api';
 import { ErrorNote, JsonField, parseJsonObject } from '../ui';
 
-type Doc = Answer<'/api/v1/documents/internal/{document_id}', 'get'>['data'];
 const PAGE_SIZE = 20;
+
+/** What has been read of one listing: its documents so far, and whether that is all of them. */
+interface Listing {
+  documents: ListedDocument[];
+  complete: boolean;
+}
 
 export function DocumentsView() {
   const [filterText, setFilterText] = useState('');
-  const [ids, setIds] = useState<number[] | null>(null);
+  const [listing, setListing] = useState<Listing | null>(null);
   const [offset, setOffset] = useState(0);
-  // The rows shown and the page they belong to: rows of an earlier page or filter are never shown under a new count.
-  const [shown, setShown] = useState<{ ids: number[]; offset: number; docs: Doc[] } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [externalId, setExternalId] = useState('');
   const [busy, setBusy] = useState(false);
+  // The listing being read; a newer filter replaces it, and reads of the old one are dropped.
+  const source = useRef<AsyncGenerator<ListedDocument> | null>(null);
+
+  /** Reads the listing on until it holds `count` documents or ends. */
+  const readTo = async (iterator: AsyncGenerator<ListedDocument>, current: Listing, count: number) => {
+    const documents = [...current.documents];
+    let complete = current.complete;
+    while (!complete && documents.length < count) {
+      const next = await iterator.next();
+      if (next.done) complete = true;
+      else documents.push(next.value);
+    }
+    if (source.current === iterator) setListing({ documents, complete });
+  };
 
   const load = async () => {
     const filter = parseJsonObject(filterText);
     if (filter instanceof Error) return;
+    const iterator = folio().documents(filter ? { metadata_filter: filter } : {}, { pageSize: 50 });
+    source.current = iterator;
     setBusy(true);
     try {
-      const res = await call('post', '/api/v1/documents/delete/preview', { body: { metadata_filter: filter ?? null } });
-      setIds([...res.data.document_ids].sort((a, b) => b - a));
+      await readTo(iterator, { documents: [], complete: false }, PAGE_SIZE + 1);
       setOffset(0);
       setError(null);
     } catch (e) {
       setError(e);
-      setIds(null);
+      setListing(null);
     } finally {
       setBusy(false);
     }
@@ -39,16 +58,18 @@ export function DocumentsView() {
     void load();
   }, []);
 
-  useEffect(() => {
-    if (!ids) return;
-    let stale = false;
-    Promise.all(ids.slice(offset, offset + PAGE_SIZE).map((id) => call('get', '/api/v1/documents/internal/{document_id}', { path: { document_id: id } })))
-      .then((res) => !stale && setShown({ ids, offset, docs: res.map((r) => r.data) }))
-      .catch((e) => !stale && setError(e));
-    return () => {
-      stale = true;
-    };
-  }, [ids, offset]);
+  const next = async () => {
+    if (!listing || !source.current) return;
+    setBusy(true);
+    try {
+      await readTo(source.current, listing, offset + 2 * PAGE_SIZE + 1);
+      setOffset(offset + PAGE_SIZE);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
 
   const openExternal = async (e: Event) => {
     e.preventDefault();
@@ -85,31 +106,32 @@ export function DocumentsView() {
         </form>
       </div>
       <ErrorNote error={error} />
-      {ids && (
+      {listing && (
         <>
-          <p aria-live="polite">
-            {ids.length} document{ids.length === 1 ? '' : 's'}
-            {ids.length > 0 && `, ${offset + 1}–${Math.min(offset + PAGE_SIZE, ids.length)} shown`}
-          </p>
+          <p aria-live="polite">{summary(listing, offset)}</p>
           <div class="table-wrap">
             <table>
               <thead>
                 <tr>
                   <th>id</th>
                   <th>external id</th>
+                  <th>version</th>
                   <th>file</th>
+                  <th>pages</th>
                   <th>created</th>
                   <th>metadata</th>
                 </tr>
               </thead>
               <tbody>
-                {(shown && shown.ids === ids && shown.offset === offset ? shown.docs : []).map((d) => (
+                {listing.documents.slice(offset, offset + PAGE_SIZE).map((d) => (
                   <tr key={d.id}>
                     <td>
                       <a href={`#/documents/${d.id}`}>{d.id}</a>
                     </td>
                     <td>{d.external_id ?? '—'}</td>
-                    <td class="clip">{d.file_url ?? d.file_path}</td>
+                    <td>{d.version}</td>
+                    <td class="clip">{d.file_name ?? d.file_url ?? d.file_path}</td>
+                    <td>{d.page_count}</td>
                     <td>{new Date(d.created_at).toLocaleString()}</td>
                     <td class="clip">
                       <code>{JSON.stringify(d.document_metadata)}</code>
@@ -123,7 +145,7 @@ export function DocumentsView() {
             <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
               Previous
             </button>
-            <button type="button" disabled={offset + PAGE_SIZE >= ids.length} onClick={() => setOffset(offset + PAGE_SIZE)}>
+            <button type="button" disabled={busy || listing.documents.length <= offset + PAGE_SIZE} onClick={() => void next()}>
               Next
             </button>
           </div>
@@ -131,4 +153,13 @@ export function DocumentsView() {
       )}
     </section>
   );
+}
+
+/** "N documents, a–b shown" once the listing has been read to its end; until then, what is shown and that more follow. */
+function summary(listing: Listing, offset: number): string {
+  const total = listing.documents.length;
+  const last = Math.min(offset + PAGE_SIZE, total);
+  if (total === 0) return '0 documents';
+  const shown = `${offset + 1}–${last} shown`;
+  return listing.complete ? `${total} document${total === 1 ? '' : 's'}, ${shown}` : `${shown}, more follow`;
 }
