@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
 import { RANK } from '../../src/search/keyword-index.js';
+import { missingWordCount } from '../../src/text/word-weight.js';
 import { until } from '../helpers/poll.js';
 import { ENGINES, openTestStore, type TestStore } from '../helpers/stores.js';
 import { KEYS, call, startTestApp, vector, type TestApp } from '../helpers/app.js';
@@ -153,8 +154,8 @@ describe.each(ENGINES)('page search on %s', (engine) => {
       `.execute(db)
     ).rows;
     if (terms.length === 0) return new Map();
-    const { K1, B, L, PRIOR_MASS, MISSING_IDF, SCALE } = RANK;
-    const weight = new Map(terms.map((w) => [w.lexeme, w.qtf * (w.frequency === null ? MISSING_IDF : Math.log(1 + PRIOR_MASS / Number(w.frequency)))]));
+    const { K1, B, L, PRIOR_MASS, SCALE } = RANK;
+    const weight = new Map(terms.map((w) => [w.lexeme, w.qtf * Math.log(1 + PRIOR_MASS / (w.frequency === null ? missingWordCount(w.lexeme) : Number(w.frequency)))]));
     const ws = await workspaceId(workspace);
     const matches = (
       await sql<{ id: number; lexeme: string; tf: number; len: number }>`

@@ -1,12 +1,14 @@
 // Chooses the embedding provider from configuration (architecture decision 7): the
-// OpenAI-compatible client when a key or a base URL is set, the hashing embedder otherwise.
+// OpenAI-compatible client when a key or a base URL is set, the offline embedder (v1; v2, the
+// lexeme hashing, is available under its own name) otherwise.
 import type { Config } from '../../config.js';
-import { createHashingEmbeddingProvider } from './hashing.js';
+import { createHashingV1EmbeddingProvider } from './hashing.js';
 import { createOpenAIEmbeddingProvider } from './openai.js';
 import type { EmbeddingProvider } from './types.js';
 
 export { createCachedEmbedder, type CachedEmbedder } from './cache.js';
-export { createHashingEmbeddingProvider, hashEmbed, HASHING_MODEL } from './hashing.js';
+export { createHashingV1EmbeddingProvider, hashEmbed, HASHING_V1_MODEL } from './hashing.js';
+export { createHashingV2EmbeddingProvider, HASHING_V2_MODEL, lexemeEmbed } from './lexeme-hashing.js';
 export {
   createOpenAIEmbeddingProvider,
   EmbeddingRequestError,
@@ -24,5 +26,5 @@ export function createEmbeddingProvider(
       baseUrl: config.openaiBaseUrl,
     });
   }
-  return createHashingEmbeddingProvider();
+  return createHashingV1EmbeddingProvider();
 }
