@@ -1,8 +1,8 @@
 // Chooses the embedding provider from configuration (architecture decision 7): the
-// OpenAI-compatible client when a key or a base URL is set, the offline embedder (v1; v2, the
-// lexeme hashing, is available under its own name) otherwise.
+// OpenAI-compatible client when a key or a base URL is set, the offline embedder otherwise: v2,
+// the lexeme hashing (v1 stays, under its own name, for pages stored with it).
 import type { Config } from '../../config.js';
-import { createHashingV1EmbeddingProvider } from './hashing.js';
+import { createHashingV2EmbeddingProvider } from './lexeme-hashing.js';
 import { createOpenAIEmbeddingProvider } from './openai.js';
 import type { EmbeddingProvider } from './types.js';
 
@@ -26,5 +26,5 @@ export function createEmbeddingProvider(
       baseUrl: config.openaiBaseUrl,
     });
   }
-  return createHashingV1EmbeddingProvider();
+  return createHashingV2EmbeddingProvider();
 }
