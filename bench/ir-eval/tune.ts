@@ -3,7 +3,7 @@
 // pages hold them; cached in $TMPDIR), and every candidate is scored in process, without
 // ingesting anything. For each collection held out, the constants are chosen on the other
 // two and the held-out collection's figures reported.
-// `npx tsx bench/ir-eval/tune.ts [--part missing|embedder|scale|all] [--corpus DIR] [--verbose]`. See README.md.
+// `npx tsx bench/ir-eval/tune.ts [--part missing|embedder|joint|scale|all] [--corpus DIR] [--verbose]`. See README.md.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -164,19 +164,27 @@ const f3 = (x: number) => x.toFixed(3);
 
 /**
  * Leave-one-out: for each held-out collection, the candidate with the best `objective` over the
- * other two (each a figure per collection), and its figures on the held-out one.
+ * other two (each a figure per collection, combined by their mean or another `combine`), and
+ * its figures on the held-out one.
  */
-function leaveOneOut<T>(label: string, candidates: T[], describe: (t: T) => string, figures: (t: T) => Map<string, number[]>, objective: (fig: number[], c: string) => number): void {
+function leaveOneOut<T>(
+  label: string,
+  candidates: T[],
+  describe: (t: T) => string,
+  figures: (t: T) => Map<string, number[]>,
+  objective: (fig: number[], c: string) => number,
+  combine: (xs: number[]) => number = mean,
+): void {
   const all = candidates.map((t) => ({ t, fig: figures(t) }));
   console.log(`\n## ${label}: ${candidates.length} candidates`);
   if (args.verbose) for (const { t, fig } of all) console.log(`  ${describe(t)}: ${collections.map((c) => `${c.name} ${fig.get(c.name)!.map(f3).join('/')}`).join('; ')}`);
   for (const held of collections) {
     const train = collections.filter((c) => c !== held);
-    const best = all.reduce((a, b) => (mean(train.map((c) => objective(b.fig.get(c.name)!, c.name))) > mean(train.map((c) => objective(a.fig.get(c.name)!, c.name))) ? b : a));
+    const best = all.reduce((a, b) => (combine(train.map((c) => objective(b.fig.get(c.name)!, c.name))) > combine(train.map((c) => objective(a.fig.get(c.name)!, c.name))) ? b : a));
     const shown = collections.map((c) => `${c.name} ${best.fig.get(c.name)!.map(f3).join('/')}`).join('; ');
     console.log(`held out ${held.name}: chose ${describe(best.t)} on the others -> ${held.name} ${best.fig.get(held.name)!.map(f3).join('/')} (all: ${shown})`);
   }
-  const overall = all.reduce((a, b) => (mean(collections.map((c) => objective(b.fig.get(c.name)!, c.name))) > mean(collections.map((c) => objective(a.fig.get(c.name)!, c.name))) ? b : a));
+  const overall = all.reduce((a, b) => (combine(collections.map((c) => objective(b.fig.get(c.name)!, c.name))) > combine(collections.map((c) => objective(a.fig.get(c.name)!, c.name))) ? b : a));
   console.log(`on all three: ${describe(overall.t)} -> ${collections.map((c) => `${c.name} ${overall.fig.get(c.name)!.map(f3).join('/')}`).join('; ')}`);
 }
 
@@ -233,6 +241,30 @@ if (args.part === 'embedder' || args.part === 'all') {
       return new Map(collections.map((c) => [c.name, [score(c, null, semanticScores(c, embed), 1)]]));
     },
     ([s], c) => s / bm25.get(c)!,
+  );
+}
+
+if (args.part === 'joint' || args.part === 'all') {
+  // The embedder's families chosen for all three aims at once: semantic >= 0.9 x BM25 and the
+  // hybrid at 0.5 >= the better part - 0.005; the objective is the smaller of the two slacks.
+  const candidates: LexemeHashingParams[] = [];
+  for (const ngramShare of [0, 0.1, 0.25, 0.4]) for (const bigramShare of [0, 0.1]) candidates.push({ ...LEXEME_HASHING, ngramShare, bigramShare });
+  leaveOneOut(
+    'embedder families for all aims (nDCG@10 keyword/hybrid 0.5/semantic; objective: the worst slack of the aims on the training collections)',
+    candidates,
+    (p) => `n-grams ${p.ngramShare}, bigrams ${p.bigramShare}`,
+    (p) => {
+      const embed = lexemeEmbedder(p);
+      return new Map(
+        collections.map((c) => {
+          const ranks = keywordRanks(c, missingWordCount);
+          const sem = semanticScores(c, embed);
+          return [c.name, [score(c, ranks, sem, 0), score(c, ranks, sem, 0.5), score(c, ranks, sem, 1)]];
+        }),
+      );
+    },
+    ([k, h, sem], c) => Math.min(h - Math.max(k, sem) + 0.005, sem / bm25.get(c)! - 0.9),
+    (xs) => Math.min(...xs),
   );
 }
 
