@@ -10,6 +10,7 @@ import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } fro
 import { ParserPool } from './sources/parsers/index.js';
 import { extractionTasks } from './extraction/run.js';
 import { ingestTasks } from './ingest/pipeline.js';
+import { reembedTasks, scheduleReembedding } from './ingest/reembedding.js';
 import { createCachedEmbedder, createEmbeddingProvider, type CachedEmbedder } from './providers/embeddings/index.js';
 import { createLlmProvider, type LlmProvider } from './providers/llm/index.js';
 import { ScanPool } from './search/kernel/index.js';
@@ -129,6 +130,7 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
         urlTimeoutMs: config.urlTimeoutMs,
         onPagesIngested,
       }),
+      ...reembedTasks({ db: store.db, embedder }),
       ...extractionTasks({
         db: store.db,
         blobs,
@@ -153,6 +155,9 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
     );
     const running = worker;
     closers.unshift(() => running.stop());
+    // After an upgrade of the offline embedder, pages of its former model are embedded again.
+    const queued = await scheduleReembedding(store.db, embedder);
+    if (queued.length > 0) log.info({ tasks: queued }, 'pages of the former offline embedding model queued to be embedded again');
   }
 
   let app: App | null = null;

@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { parseDocument } from '../../src/sources/parsers/index.js';
 import { segmentPage } from '../../src/text/segmentation.js';
-import { HASHING_MODEL, createHashingEmbeddingProvider, hashEmbed } from '../../src/providers/embeddings/index.js';
+import { HASHING_V2_MODEL, createHashingV2EmbeddingProvider, lexemeEmbed } from '../../src/providers/embeddings/index.js';
 import { insertDocument, insertPages, type NewPage } from '../../src/store/documents.js';
 import { migrateToLatest, openStore, type Engine, type Store } from '../../src/store/engine.js';
 
@@ -187,16 +187,16 @@ async function measureStages(): Promise<Stage[]> {
     true,
   );
   const embed = await measureStage(
-    'hashEmbed',
+    'lexemeEmbed (offline v2)',
     texts.length,
     () => {
-      for (const t of texts) hashEmbed(t.slice(0, EMBED_CHARS));
+      for (const t of texts) lexemeEmbed(t.slice(0, EMBED_CHARS));
     },
     true,
   );
   // What a worker task does on the event loop between parse and commit, as pipeline.ts does
   // it: segment every page, then embed in awaited batches.
-  const embedder = createHashingEmbeddingProvider();
+  const embedder = createHashingV2EmbeddingProvider();
   const mainThread = await measureStage('segment + embed per doc (as pipeline.ts)', texts.length, async () => {
     for (const pages of docs) {
       pages.map((text) => segmentPage(text));
@@ -207,13 +207,13 @@ async function measureStages(): Promise<Stage[]> {
   });
   parsedDocs = docs.map((pages) =>
     pages.map((content, i) => {
-      const embedding = hashEmbed(content.slice(0, EMBED_CHARS));
+      const embedding = lexemeEmbed(content.slice(0, EMBED_CHARS));
       const nonZero = embedding.some((x) => x !== 0);
       return {
         pageNumber: i + 1,
         content,
         embedding: nonZero ? embedding : null,
-        embeddingModel: nonZero ? HASHING_MODEL : null,
+        embeddingModel: nonZero ? HASHING_V2_MODEL : null,
         paragraphs: segmentPage(content),
       };
     }),

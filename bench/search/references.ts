@@ -146,7 +146,7 @@ export async function measureReferences(
       index.add(r, words(corpus.page(r).content));
     }
     const filteredRows = Int32Array.from({ length: Math.floor(pages / 10) }, (_, i) => i * 10);
-    const terms = (i: number): QueryTerm[] => words(query(i)).map((w) => ({ lexeme: w.lexeme, weight: w.tf * keyword.priorIdf(null) }));
+    const terms = (i: number): QueryTerm[] => words(query(i)).map((w) => ({ lexeme: w.lexeme, weight: w.tf * keyword.priorIdf(w.lexeme, null) }));
     const ids = (i: number) => i;
 
     const scan = await timed(async (i) => topK(await pool.score(matrix, samples[i % samples.length]), TOP_K, ids));

@@ -46,7 +46,7 @@ const IngestUrlPayload = Type.Object({
 /** Pages sent to the embedding provider per request. */
 const EMBED_BATCH = 32;
 /** Characters of a page that are embedded (model input limits; pages are usually shorter). */
-const EMBED_CHARS = 8000;
+export const EMBED_CHARS = 8000;
 
 function embeddingFailure(error: unknown): TaskError {
   if (error instanceof EmbeddingRequestError) {

@@ -2,6 +2,7 @@
 // holding it with their term frequency; per slot, its length normaliser. The rank r is
 // BM25-shaped with fixed statistics (README, Search), so nothing here depends on the rest of
 // the corpus and a page's rank never changes when others are added or removed.
+import { missingWordCount } from '../text/word-weight.js';
 import { grown, LexemeTable } from './lexeme-table.js';
 import type { TermCount } from './tsvector.js';
 
@@ -9,11 +10,11 @@ import type { TermCount } from './tsvector.js';
  * The constants of the keyword rank r: BM25's term saturation K1 and length normalisation B
  * against a fixed reference of L distinct lexemes, inverse document frequencies
  * ln(1 + PRIOR_MASS / frequency) from the fixed word-frequency prior (migration 0005),
- * MISSING_IDF for a lexeme the prior lacks (about a word seen once), and SCALE, which sets
- * r/(r+1) on the scale of the offline embedder's cosines. Tuned on half of Cranfield's
- * queries and checked on the other half (bench/ir-eval).
+ * an estimate from its form for a lexeme the prior lacks (text/word-weight.ts), and SCALE,
+ * which sets r/(r+1) on the scale of the offline embedder's cosines. K1, B, L and PRIOR_MASS
+ * were tuned on Cranfield; the estimate and SCALE leave-one-out on three collections (bench/ir-eval).
  */
-export const RANK = { K1: 1.2, B: 0.75, L: 40, PRIOR_MASS: 2_000_000, MISSING_IDF: 14, SCALE: 0.02 } as const;
+export const RANK = { K1: 1.2, B: 0.75, L: 40, PRIOR_MASS: 2_000_000, SCALE: 0.02 } as const;
 
 /** A lexeme of the query with its weight qtf x idf. */
 export interface QueryTerm {
@@ -22,8 +23,8 @@ export interface QueryTerm {
 }
 
 /** The inverse document frequency of a lexeme from its count in the prior (null: not in it). */
-export function priorIdf(frequency: number | null): number {
-  return frequency === null ? RANK.MISSING_IDF : Math.log(1 + RANK.PRIOR_MASS / frequency);
+export function priorIdf(lexeme: string, frequency: number | null): number {
+  return Math.log(1 + RANK.PRIOR_MASS / (frequency ?? missingWordCount(lexeme)));
 }
 
 /** A page's length normaliser K1 (1 - B + B len / L), len its number of distinct lexemes. */

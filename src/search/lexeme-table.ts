@@ -19,7 +19,7 @@ function hashOfAscii(bytes: Uint8Array, start: number, end: number): number {
 }
 
 /** A copy of `array` in a new one of `size` elements. */
-export function grown<T extends Int32Array | Uint16Array | Uint32Array | Float32Array | Float64Array>(array: T, size: number): T {
+export function grown<T extends Uint8Array | Int32Array | Uint16Array | Uint32Array | Float32Array | Float64Array>(array: T, size: number): T {
   const next = new (array.constructor as new (size: number) => T)(size);
   next.set(array);
   return next;

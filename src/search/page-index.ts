@@ -28,6 +28,12 @@ export interface PageQuery {
    */
   vector: Promise<Float32Array | null>;
   /**
+   * The query embedded by the superseded offline model (store/embedding-models.ts), asked for
+   * only where the workspace still holds pages of it: those are scored with it, never with
+   * `vector`. Without it, such pages have no semantic score.
+   */
+  supersededVector?: () => Promise<Float32Array | null>;
+  /**
    * The query's lexemes with their weights (empty without query text), perhaps still being
    * read: a scan starts without them.
    */
@@ -296,6 +302,14 @@ export class PageIndex {
       const hitsOf = (terms: readonly QueryTerm[]): KeywordHits =>
         alpha < 1 && terms.length > 0 ? ws.keyword.rank(terms, accepts) : NO_HITS;
       const rows = vector && alpha > 0 && documents ? ws.rowsOf(documents) : null;
+      if (vector && alpha > 0 && ws.supersededRows > 0) {
+        // Pages of two models: every row scored exactly with the query of its own model.
+        const superseded = await this.supersededQuery(q);
+        const cosines = await this.mixedScores(ws, vector.vector, superseded, rows ?? this.allRows(ws));
+        const ranked = this.rank(ws, q, hitsOf(await q.terms), rows, cosines);
+        await this.completeScores(ws, q, vector.vector, await q.terms, ranked);
+        return ranked.results.map((r, i) => ({ ...ws.pageAt(ranked.slots[i]), ...r }));
+      }
       const extended = vector && early && !rows ? await this.extendScan(ws, vector, early) : null;
       // From the codes, the rows that may rank, scored again from their floats; from the floats, the ranking.
       const ranks = (hits: KeywordHits, scanned: Int32Array | null, cosines: Float32Array): RankedCandidates | Shortlist =>
@@ -320,9 +334,33 @@ export class PageIndex {
         const exact = await this.exactScores(ws, vector!.vector, ranked.rows);
         ranked = this.rank(ws, q, ranked.hits, ranked.rows, exact);
       }
-      await this.completeScores(ws, q.alpha, vector?.vector ?? null, await q.terms, ranked);
+      await this.completeScores(ws, q, vector?.vector ?? null, await q.terms, ranked);
       return ranked.results.map((r, i) => ({ ...ws.pageAt(ranked.slots[i]), ...r }));
     });
+  }
+
+  /** The query of the superseded model, or null (then its pages have no semantic score). */
+  private async supersededQuery(q: Pick<PageQuery, 'supersededVector'>): Promise<Float32Array | null> {
+    return q.supersededVector ? q.supersededVector() : null;
+  }
+
+  private allRows(ws: WorkspacePages): Int32Array {
+    return Int32Array.from({ length: ws.codes.rows }, (_, i) => i);
+  }
+
+  /** The cosines of `rows`, each from the query of its page's model: the superseded rows' with `superseded` (0 without it). */
+  private async mixedScores(ws: WorkspacePages, vector: Float32Array, superseded: Float32Array | null, rows: Int32Array): Promise<Float32Array> {
+    const out = new Float32Array(rows.length);
+    const current: number[] = [];
+    const old: number[] = [];
+    rows.forEach((row, i) => (ws.rowSuperseded[row] === 1 ? old : current).push(i));
+    const parts: [number[], Float32Array | null][] = [[current, vector], [old, superseded]];
+    for (const [at, query] of parts) {
+      if (!query || at.length === 0) continue;
+      const scores = await this.exactScores(ws, query, Int32Array.from(at, (i) => rows[i]));
+      at.forEach((i, j) => (out[i] = scores[j]));
+    }
+    return out;
   }
 
   /** The float scan's cosines of `rows`, from the pages' vectors. */
@@ -441,11 +479,12 @@ export class PageIndex {
   /** Fills in the score the ranking did not need: keyword at alpha 1, semantic at alpha 0. */
   private async completeScores(
     ws: WorkspacePages,
-    alpha: number,
+    q: Pick<PageQuery, 'alpha' | 'supersededVector'>,
     vector: Float32Array | null,
     terms: readonly QueryTerm[],
     { results, slots }: RankedCandidates,
   ): Promise<void> {
+    const { alpha } = q;
     if (results.length === 0) return;
     if (alpha === 1 && terms.length > 0) {
       results.forEach((r, i) => (r.keyword = keywordScore(ws.keyword.rankOf(terms, slots[i]))));
@@ -453,7 +492,9 @@ export class PageIndex {
     if (alpha === 0 && vector !== null) {
       const embedded = slots.map((slot, i) => ({ row: ws.slotRow[slot], i })).filter(({ row }) => row >= 0);
       if (embedded.length === 0) return;
-      const cosines = await this.exactScores(ws, vector, Int32Array.from(embedded, (e) => e.row));
+      const rows = Int32Array.from(embedded, (e) => e.row);
+      const cosines =
+        ws.supersededRows > 0 ? await this.mixedScores(ws, vector, await this.supersededQuery(q), rows) : await this.exactScores(ws, vector, rows);
       embedded.forEach(({ i }, j) => (results[i].semantic = semanticScore(cosines[j])));
     }
   }
@@ -564,25 +605,26 @@ export class PageIndex {
       ws.quiet = !documentsChanged && changes.length === 0;
       if (!ws.quiet) ws.generation++;
       const inserted = new Set<number>();
-      const deleted: number[] = [];
+      const deleted = new Set<number>();
       for (const change of changes) {
         if (change.kind === 'insert') {
-          if (!ws.slotOf.has(change.pageId)) inserted.add(change.pageId);
+          // A held page inserted after its deletion was embedded again (store/reembedding.ts): read anew.
+          if (!ws.slotOf.has(change.pageId) || deleted.has(change.pageId)) inserted.add(change.pageId);
         } else if (!inserted.delete(change.pageId) && ws.slotOf.has(change.pageId)) {
           // Only pages held: a deletion seen again (a transaction still running elsewhere holds
           // the feed's horizon back) would otherwise take the write gate for nothing, and wait
           // for every search in flight.
-          deleted.push(change.pageId);
+          deleted.add(change.pageId);
         }
       }
       const pages = inserted.size > 0 ? await indexedPages(this.readPages, [...inserted]) : [];
-      if (deleted.length === 0 && ws.appendsInPlace(pages.length)) {
+      if (deleted.size === 0 && ws.appendsInPlace(pages.length)) {
         // Appends move nothing a search in flight holds (its scan covers the rows it began
         // with, and rank() skips pages added after), so they need not wait for those searches:
         // under steady ingestion, waiting for them held every catch-up, and every search
         // arriving meanwhile, for a scan or two.
         ws.addAll(pages);
-      } else if (deleted.length > 0 || pages.length > 0) {
+      } else if (deleted.size > 0 || pages.length > 0) {
         await ws.gate.write(() => {
           for (const pageId of deleted) ws.remove(pageId);
           ws.addAll(pages);

@@ -16,7 +16,7 @@
 import type { Kysely } from 'kysely';
 import { isTsvectorOf } from '../store/pages.js';
 import type { Database } from '../store/schema.js';
-import { englishLexeme, type EnglishRules } from './english-lexeme.js';
+import { englishLexeme, type EnglishRules } from '../text/english-lexeme.js';
 import { engineEnglishRules } from './query-terms.js';
 
 /** Characters the parser reads as blanks wherever they stand (besides the dot, handled apart). */

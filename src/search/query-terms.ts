@@ -12,7 +12,7 @@ import type { Kysely } from 'kysely';
 import { LruMap } from '../lru.js';
 import type { Database } from '../store/schema.js';
 import { queryLexemes, wordLexemes, wordPrior } from '../store/pages.js';
-import { ENGLISH_STOP_WORDS, englishLexeme, type EnglishRules } from './english-lexeme.js';
+import { ENGLISH_STOP_WORDS, englishLexeme, type EnglishRules } from '../text/english-lexeme.js';
 import { priorIdf, type QueryTerm } from './keyword-index.js';
 
 /** Whole query texts whose terms are kept (the prior and the configuration never change). */
@@ -118,7 +118,7 @@ export class QueryTermReader {
   }
 
   private async fromText(text: string): Promise<QueryTerm[]> {
-    return (await queryLexemes(this.db, text)).map((l) => ({ lexeme: l.lexeme, weight: l.count * priorIdf(l.priorFrequency) }));
+    return (await queryLexemes(this.db, text)).map((l) => ({ lexeme: l.lexeme, weight: l.count * priorIdf(l.lexeme, l.priorFrequency) }));
   }
 
   /** The terms from the words' lexemes, or null when a word turns out to have several (then the text is asked whole). */
@@ -142,7 +142,7 @@ export class QueryTermReader {
     // The order of the tsvector's lexemes, which is the order the whole-text statement returns.
     return [...counts]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([lexeme, { count, frequency }]) => ({ lexeme, weight: count * priorIdf(frequency) }));
+      .map(([lexeme, { count, frequency }]) => ({ lexeme, weight: count * priorIdf(lexeme, frequency) }));
   }
 
   /** Each word's lexemes when taken alone (none for a stop word), one statement for the words not kept. */

@@ -2,7 +2,7 @@
 // index, mixed by alpha over every eligible page, under metadata and date filters.
 import type { Kysely } from 'kysely';
 import { ValidationError, type FieldIssue } from '../errors.js';
-import type { CachedEmbedder } from '../providers/embeddings/index.js';
+import { hashEmbed, type CachedEmbedder } from '../providers/embeddings/index.js';
 import { compileDocumentFilter, type DocumentFilter } from '../store/filter.js';
 import { eligibleDocumentIds } from '../store/matching.js';
 import { pageContents } from '../store/pages.js';
@@ -102,8 +102,10 @@ function queryVector(deps: SearchDeps, req: Pick<SearchRequest, 'query' | 'embed
     }
     return Promise.resolve(vector);
   }
-  return deps.embedder.embedQuery(req.query!).then((vector) => (vector.some((v) => v !== 0) ? vector : null));
+  return deps.embedder.embedQuery(req.query!).then(nonZero);
 }
+
+const nonZero = (vector: Float32Array): Float32Array | null => (vector.some((v) => v !== 0) ? vector : null);
 
 export async function searchPages(deps: SearchDeps, workspaceId: number, req: SearchRequest): Promise<SearchResponse> {
   checkCombination(req, req.alpha ?? 1);
@@ -143,7 +145,20 @@ export async function findPages(
   const terms = typeof req.query === 'string' ? deps.index.queryTerms(req.query) : Promise.resolve([]);
   for (const pending of [vector, terms]) pending.catch(() => undefined);
   const eligible = filter && { key: filter.key, read: () => eligibleDocumentIds(deps.db, workspaceId, filter) };
-  const ranked = await deps.index.search(workspaceId, { vector, terms, alpha, filter: eligible, k, minRelevance, exact: req.exact ?? false });
+  // Pages still holding a vector of the superseded offline model (until their re-embedding) are
+  // scored with the query embedded by that model; a given embedding has no text to embed.
+  const text = req.query;
+  const supersededVector = typeof text === 'string' ? () => Promise.resolve(nonZero(hashEmbed(text))) : undefined;
+  const ranked = await deps.index.search(workspaceId, {
+    vector,
+    supersededVector,
+    terms,
+    alpha,
+    filter: eligible,
+    k,
+    minRelevance,
+    exact: req.exact ?? false,
+  });
   // The index gives each result's content from its content file, unless that file could not
   // keep it (no directory, a full disk): those are read from the store, and a page deleted
   // since it was scored is then no longer a result.

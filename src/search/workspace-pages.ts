@@ -37,6 +37,10 @@ export class WorkspacePages {
   readonly vectors: RowVectors;
   /** Row -> a bound on its code's error (store/vector-codes.ts). */
   rowError = new Float32Array(FIRST_SLOTS);
+  /** Row -> 1 where its vector is of the superseded offline model (scored with a query embedded by that model). */
+  rowSuperseded = new Uint8Array(FIRST_SLOTS);
+  /** How many rows are of the superseded model. */
+  supersededRows = 0;
   /** The largest norm of a row ever held (unit rows: 1 give or take float32's rounding), and the largest error bound. */
   maxNorm = 0;
   maxError = 0;
@@ -105,6 +109,7 @@ export class WorkspacePages {
       const size = Math.max(rows, this.rowError.length * 2);
       this.rowError = grown(this.rowError, size);
       this.rowSlot = grown(this.rowSlot, size);
+      this.rowSuperseded = grown(this.rowSuperseded, size);
     }
   }
 
@@ -153,6 +158,8 @@ export class WorkspacePages {
       const row = this.codes.appendCodes(code.bytes);
       this.reserve(row + 1);
       this.rowError[row] = code.error;
+      this.rowSuperseded[row] = page.superseded ? 1 : 0;
+      if (page.superseded) this.supersededRows++;
       this.maxNorm = Math.max(this.maxNorm, code.norm);
       this.maxError = Math.max(this.maxError, code.error);
       this.rowSlot[row] = slot;
@@ -176,12 +183,14 @@ export class WorkspacePages {
     if (this.texts.release(this.textAt(slot))) this.rewriteTexts();
     const row = this.slotRow[slot];
     if (row >= 0) {
+      this.supersededRows -= this.rowSuperseded[row];
       // Swap-remove: the last row moves into the hole.
       const last = this.codes.rows - 1;
       if (row !== last) {
         this.vectors.moveRow(last, row);
         this.codes.copyRow(last, row);
         this.rowError[row] = this.rowError[last];
+        this.rowSuperseded[row] = this.rowSuperseded[last];
         const moved = this.rowSlot[last];
         this.rowSlot[row] = moved;
         this.slotRow[moved] = row;

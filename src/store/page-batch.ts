@@ -8,10 +8,12 @@
 // COPY (page-copy.ts) and packs them alike.
 import { serialize } from 'pg-protocol';
 import { errorOf } from './embedded-batch.js';
+import { SUPERSEDED_EMBEDDING_MODEL } from './embedding-models.js';
 import type { IndexedPage, PageSelection } from './pages.js';
 import { codeSpace, encodeRow, type RowCode } from './vector-codes.js';
 
-const COLUMNS = 'id, document_id, page_number, content, embedding, tsv';
+// The last column says whether the embedding is of the superseded model (a constant, not input).
+const COLUMNS = `id, document_id, page_number, content, embedding, tsv, coalesce(embedding_model = '${SUPERSEDED_EMBEDDING_MODEL}', false)`;
 
 /** The statement, by name, that reads each kind of selection. */
 const STATEMENTS = {
@@ -80,6 +82,8 @@ export interface PackedPages {
   codeAt: Int32Array;
   codeError: Float32Array;
   codeNorm: Float64Array;
+  /** Per page, 1 where its embedding is of the superseded model. */
+  superseded: Uint8Array;
 }
 
 export interface PageBatchAnswer {
@@ -110,7 +114,7 @@ export function pageBatchMessages(selection: PageSelection, parsed: ReadonlySet<
 
 /**
  * Where each page's fields are in an answer's bytes, row by row, packed at the end. A row is
- * six fields in COLUMNS' order, each its length (-1: null) and its bytes in binary format: the
+ * seven fields in COLUMNS' order, each its length (-1: null) and its bytes in binary format: the
  * same in a DataRow message and in a tuple of COPY's binary format.
  */
 class PageRows {
@@ -125,6 +129,7 @@ class PageRows {
   readonly #tsvEnd: number[] = [];
   readonly #vectorFrom: number[] = [];
   readonly #vectorTo: number[] = [];
+  readonly #superseded: number[] = [];
   #vectorBytes = 0;
 
   constructor(answer: Buffer) {
@@ -147,6 +152,8 @@ class PageRows {
     const [content, contentStop] = next();
     const [vector, vectorStop] = next();
     const [tsv, tsvStop] = next();
+    const [superseded] = next();
+    this.#superseded.push(superseded >= 0 && answer[superseded] === 1 ? 1 : 0);
     if ((vectorStop - vector) % 4 !== 0) throw new Error(`a stored embedding of ${vectorStop - vector} bytes is not float32`);
     this.#vectorBytes += vectorStop - vector;
     this.#contentAt.push(content);
@@ -210,6 +217,7 @@ class PageRows {
       codeAt,
       codeError,
       codeNorm,
+      superseded: Uint8Array.from(this.#superseded),
     };
   }
 }
@@ -263,7 +271,7 @@ export function readPageCopy(bytes: Uint8Array): PackedPages {
   // The header: the signature, 32 bits of flags, and an extension area after its length.
   let at = 19 + answer.readInt32BE(15);
   for (let fields = answer.readInt16BE(at); fields !== -1; fields = answer.readInt16BE(at)) {
-    if (fields !== 6) throw new Error(`a row of ${fields} fields where ${COLUMNS} are 6`);
+    if (fields !== 7) throw new Error(`a row of ${fields} fields where ${COLUMNS} are 7`);
     at = rows.add(at + 2);
   }
   return rows.pack(bytes);
@@ -272,7 +280,7 @@ export function readPageCopy(bytes: Uint8Array): PackedPages {
 /** The buffers of a packed batch, handed over rather than copied. */
 export function packedBuffers(pages: PackedPages): ArrayBuffer[] {
   const arrays = [pages.ids, pages.documentIds, pages.pageNumbers, pages.text, pages.contentAt, pages.contentEnd, pages.tsvAt, pages.tsvEnd];
-  const vectors = [pages.vectors, pages.vectorAt, pages.vectorLength, pages.codes, pages.codeAt, pages.codeError, pages.codeNorm];
+  const vectors = [pages.vectors, pages.vectorAt, pages.vectorLength, pages.codes, pages.codeAt, pages.codeError, pages.codeNorm, pages.superseded];
   return [...arrays, ...vectors].map((a) => a.buffer as ArrayBuffer);
 }
 
@@ -294,6 +302,7 @@ export function unpackPages(pages: PackedPages): IndexedPage[] {
     embedding: pages.vectorAt[i] < 0 ? null : pages.vectors.subarray(pages.vectorAt[i], pages.vectorAt[i] + pages.vectorLength[i]),
     tsv: pages.tsvAt[i] < 0 ? NO_LEXEMES : pages.text.subarray(pages.tsvAt[i], pages.tsvEnd[i]),
     code: codeOf(pages, i),
+    superseded: pages.superseded[i] === 1,
   }));
 }
 

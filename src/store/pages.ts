@@ -39,6 +39,8 @@ export interface IndexedPage {
   tsv: Uint8Array;
   /** The embedding's code (vector-codes.ts), where the reader made it. */
   code?: RowCode | null;
+  /** Whether the embedding is of the superseded offline model (store/embedding-models.ts). */
+  superseded?: boolean;
 }
 
 /**

@@ -207,3 +207,15 @@ export async function releaseTasks(db: Db, workerId: string): Promise<number> {
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/** The workspaces with a task of `kind` not yet ended (pending, processing or retrying). */
+export async function workspacesWithUnfinishedTasks(db: Db, kind: string): Promise<Set<number>> {
+  const rows = await db
+    .selectFrom('tasks')
+    .select('workspace_id')
+    .distinct()
+    .where('kind', '=', kind)
+    .where('status', 'in', ['PENDING', 'PROCESSING', 'RETRYING'])
+    .execute();
+  return new Set(rows.map((r) => Number(r.workspace_id)));
+}

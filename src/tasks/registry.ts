@@ -11,7 +11,7 @@ import type { Database } from '../store/schema.js';
 import { insertTask, type ClaimedTask, type TaskWrite } from '../store/tasks.js';
 
 /** The kinds of queued tasks; each has exactly one definition bound at boot. */
-export const TASK_KINDS = ['IngestFile', 'IngestUrl', 'RunExtraction'] as const;
+export const TASK_KINDS = ['IngestFile', 'IngestUrl', 'RunExtraction', 'ReembedPages'] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 
 /** What the worker hands a running task. */

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
-  createHashingEmbeddingProvider,
+  createHashingV1EmbeddingProvider,
   hashEmbed,
-  HASHING_MODEL,
+  HASHING_V1_MODEL,
 } from '../../src/providers/embeddings/hashing.js';
 
 function cosine(a: string, b: string): number {
@@ -109,14 +109,14 @@ describe('hashEmbed', () => {
 
 describe('hashing provider', () => {
   it('embeds a batch in order under its model name', async () => {
-    const provider = createHashingEmbeddingProvider();
-    expect(provider.model).toBe(HASHING_MODEL);
+    const provider = createHashingV1EmbeddingProvider();
+    expect(provider.model).toBe(HASHING_V1_MODEL);
     expect(provider.dimensions).toBe(1536);
     const vectors = await provider.embed(['first text', 'second text', '']);
     expect(vectors).toEqual([hashEmbed('first text'), hashEmbed('second text'), new Float32Array(1536)]);
   });
 
   it('refuses an aborted signal', async () => {
-    await expect(createHashingEmbeddingProvider().embed(['x'], AbortSignal.abort())).rejects.toThrow();
+    await expect(createHashingV1EmbeddingProvider().embed(['x'], AbortSignal.abort())).rejects.toThrow();
   });
 });

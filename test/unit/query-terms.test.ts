@@ -58,7 +58,7 @@ describe.each(ENGINES)('query terms on %s', (engine) => {
   });
 
   const whole = async (text: string) =>
-    (await queryLexemes(store.db, text)).map((l) => ({ lexeme: l.lexeme, weight: l.count * priorIdf(l.priorFrequency) }));
+    (await queryLexemes(store.db, text)).map((l) => ({ lexeme: l.lexeme, weight: l.count * priorIdf(l.lexeme, l.priorFrequency) }));
 
   it('equal the whole text’s lexemes, counts and weights, whether the words are new or known', async () => {
     const queries = texts(150);

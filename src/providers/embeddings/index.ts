@@ -1,12 +1,14 @@
 // Chooses the embedding provider from configuration (architecture decision 7): the
-// OpenAI-compatible client when a key or a base URL is set, the hashing embedder otherwise.
+// OpenAI-compatible client when a key or a base URL is set, the offline embedder otherwise: v2,
+// the lexeme hashing (v1 stays, under its own name, for pages stored with it).
 import type { Config } from '../../config.js';
-import { createHashingEmbeddingProvider } from './hashing.js';
+import { createHashingV2EmbeddingProvider } from './lexeme-hashing.js';
 import { createOpenAIEmbeddingProvider } from './openai.js';
 import type { EmbeddingProvider } from './types.js';
 
 export { createCachedEmbedder, type CachedEmbedder } from './cache.js';
-export { createHashingEmbeddingProvider, hashEmbed, HASHING_MODEL } from './hashing.js';
+export { createHashingV1EmbeddingProvider, hashEmbed, HASHING_V1_MODEL } from './hashing.js';
+export { createHashingV2EmbeddingProvider, HASHING_V2_MODEL, lexemeEmbed } from './lexeme-hashing.js';
 export {
   createOpenAIEmbeddingProvider,
   EmbeddingRequestError,
@@ -24,5 +26,5 @@ export function createEmbeddingProvider(
       baseUrl: config.openaiBaseUrl,
     });
   }
-  return createHashingEmbeddingProvider();
+  return createHashingV2EmbeddingProvider();
 }

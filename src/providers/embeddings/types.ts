@@ -20,3 +20,15 @@ export function l2Normalize(vector: Float32Array): Float32Array {
   }
   return vector;
 }
+
+/** A provider over a pure, synchronous embedding function (the offline embedders). */
+export function localEmbeddingProvider(model: string, embed: (text: string) => Float32Array): EmbeddingProvider {
+  return {
+    model,
+    dimensions: EMBEDDING_DIMENSIONS,
+    async embed(texts, signal) {
+      signal?.throwIfAborted();
+      return texts.map(embed);
+    },
+  };
+}
