@@ -6,7 +6,7 @@
 // block tests). A sh, bash or ts block that calls curl or imports
 // @folio/client must be marked runnable (or `no-run`, on purpose). The scheme is described in
 // docs/README.md ("Writing the docs"). Also: every relative link in README.md and docs/ points
-// to an existing file.
+// to an existing file, and its #anchor, if any, to a heading of that page.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -214,19 +214,28 @@ describe('documentation examples', { timeout: 180_000 }, () => {
     await receiver.waitFor((r) => r.some((x) => x.path === '/hooks/folio' && x.event.type === 'task.completed'), 20_000);
   });
 
-  it('has relative links that resolve to existing files', () => {
+  it('has relative links that resolve to existing files and headings', () => {
+    const withoutCode = (text: string) => text.replace(/^\s*(`{3,}|~{3,})[^\n]*\n[\s\S]*?^\s*\1\s*$/gm, '');
+    // GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens.
+    const anchors = (file: string) =>
+      new Set(
+        [...withoutCode(fs.readFileSync(file, 'utf8')).matchAll(/^#{1,6}\s+(.*)$/gm)].map((m) =>
+          m[1].trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-'),
+        ),
+      );
     const broken: string[] = [];
     for (const file of FILES) {
-      // Links outside code blocks: drop fenced blocks and inline code first.
-      const text = fs
-        .readFileSync(file, 'utf8')
-        .replace(/^\s*(`{3,}|~{3,})[^\n]*\n[\s\S]*?^\s*\1\s*$/gm, '')
-        .replace(/`[^`\n]*`/g, '');
+      // Links outside code: drop fenced blocks and inline code first.
+      const text = withoutCode(fs.readFileSync(file, 'utf8')).replace(/`[^`\n]*`/g, '');
       for (const match of text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
         const target = match[1];
-        if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('#')) continue;
-        const resolved = path.resolve(path.dirname(file), decodeURIComponent(target.split('#')[0]));
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
+        const [link, anchor] = target.split('#');
+        const resolved = link === '' ? file : path.resolve(path.dirname(file), decodeURIComponent(link));
         if (!fs.existsSync(resolved)) broken.push(`${path.relative(ROOT, file)}: ${target}`);
+        else if (anchor !== undefined && resolved.endsWith('.md') && !anchors(resolved).has(anchor)) {
+          broken.push(`${path.relative(ROOT, file)}: ${target} (no such heading)`);
+        }
       }
     }
     expect(broken).toEqual([]);
