@@ -1,12 +1,12 @@
 // The examples of README.md and docs/ against a real `folio serve` (embedded engine, fresh data
-// directory): every fenced block whose info string holds `runnable` is run in document order,
-// sh blocks with bash, ts blocks with node against the client built from its source, and must succeed. curl
-// in them must use --fail (or -f), so a non-2xx answer fails its block, and a client call that
-// is answered with an error throws (a curl that expects an error writes %{http_code}, which its
-// block tests). A sh, bash or ts block that calls curl or imports
-// @folio/client must be marked runnable (or `no-run`, on purpose). The scheme is described in
-// docs/README.md ("Writing the docs"). Also: every relative link in README.md and docs/ points
-// to an existing file, and its #anchor, if any, to a heading of that page.
+// directory): every fenced block whose info string holds `runnable` is run in document order, sh
+// blocks with bash, ts blocks with node against the client built from its source, and must
+// succeed. curl in them must use --fail (or -f), so a non-2xx answer fails its block (a curl that
+// expects an error writes %{http_code}, which its block tests), and a client call answered with
+// an error throws. A sh, bash or ts block that calls curl or imports @folio/client must be marked
+// runnable (or `no-run`, on purpose). The scheme is described in docs/README.md ("Writing the
+// docs"). Also: every relative link in README.md and docs/ points to an existing file, and its
+// #anchor, if any, to a heading of that page.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -132,6 +132,7 @@ describe('documentation examples', { timeout: 180_000 }, () => {
   let env: NodeJS.ProcessEnv;
   let client: string;
 
+  // A busy machine (other test files, benchmarks) can take a minute to start the server.
   beforeAll(async () => {
     fs.mkdirSync(path.join(ROOT, 'node_modules/.cache'), { recursive: true });
     client = buildClient();
@@ -155,7 +156,7 @@ describe('documentation examples', { timeout: 180_000 }, () => {
       FOLIO_METRICS_TOKEN: METRICS_TOKEN,
       WEBHOOK_URL: `${receiver.url}/hooks/folio`,
     };
-  });
+  }, 150_000);
 
   afterAll(async () => {
     await server?.stop('SIGKILL');
