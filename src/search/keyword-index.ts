@@ -1,6 +1,6 @@
 // The in-memory inverted index that ranks keyword matches: per lexeme, the pages (as slots)
 // holding it with their term frequency; per slot, its length normaliser. The rank r is
-// BM25-shaped with fixed statistics (README, Search), so nothing here depends on the rest of
+// BM25-shaped with fixed statistics (docs/internals/search.md), so nothing here depends on the rest of
 // the corpus and a page's rank never changes when others are added or removed.
 import { missingWordCount } from '../text/word-weight.js';
 import { grown, LexemeTable } from './lexeme-table.js';

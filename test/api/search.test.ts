@@ -143,7 +143,7 @@ describe.each(ENGINES)('page search on %s', (engine) => {
    */
   /**
    * The keyword rank r of every page matching a query lexeme, computed here from each page's
-   * whole tsvector and the prior's frequencies, with the formula of the README (Search).
+   * whole tsvector and the prior's frequencies, with the formula of docs/internals/search.md.
    */
   async function keywordReference(query: string, workspace = 'alpha'): Promise<Map<number, number>> {
     const db = t.store.db;

@@ -1,6 +1,6 @@
 // Signed webhooks on each engine: endpoints (admin scope, secret shown once, URL and events
 // validated, the address guard at creation), delivery of task and deletion events to a local
-// receiver that checks signatures with the README's recipe, retries until a success, giving up,
+// receiver that checks signatures with the recipe of docs/guides/webhooks.md, retries until a success, giving up,
 // the guard at delivery time, disabling, and workspaces kept apart. Order is never assumed.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEYS_ENV, KEYS, call, startTestApp, vector, type TestApp } from '../helpers/app.js';

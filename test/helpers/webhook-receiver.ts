@@ -1,11 +1,11 @@
 // A local webhook receiver for tests: an HTTP server on 127.0.0.1 that records every POST
 // (headers and raw body) and answers with the status a test chooses; and the signature check
-// exactly as the README documents it.
+// exactly as docs/guides/webhooks.md documents it.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-// The README's recipe, verbatim.
+// The recipe of docs/guides/webhooks.md, verbatim.
 function verifyFolioSignature(secret: string, header: string, rawBody: string, toleranceSeconds = 300): boolean {
   const fields = Object.fromEntries(header.split(',').map((part) => part.split('=', 2)));
   const t = Number(fields.t);

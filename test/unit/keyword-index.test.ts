@@ -1,6 +1,6 @@
 // The keyword index against PostgreSQL's own reading of the stored tsvectors: the parsed
 // text form gives the lexemes and position counts that unnest(tsv) gives, and ranks follow
-// the README's formula, whatever pages come and go.
+// the formula of docs/internals/search.md, whatever pages come and go.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeywordIndex, priorIdf, RANK, type QueryTerm } from '../../src/search/keyword-index.js';
@@ -113,7 +113,7 @@ describe('parseTsvector', () => {
   });
 });
 
-/** r of a page with the given counts, straight from the README's formula. */
+/** r of a page with the given counts, straight from the formula of docs/internals/search.md. */
 function referenceRank(query: QueryTerm[], page: TermCount[]): number {
   const { K1, B, L, SCALE } = RANK;
   let r = 0;
@@ -139,7 +139,7 @@ describe('KeywordIndex', () => {
   ];
   const pages = [page('fox:3 dog cat'), page('cat mouse'), page('dog:7 bird fish fox'), page('zyzzyva fox:256 a b c d e f g h')];
 
-  it('ranks every page holding a query lexeme by the README formula, and only those', () => {
+  it('ranks every page holding a query lexeme by the formula of docs/internals/search.md, and only those', () => {
     const index = new KeywordIndex();
     pages.forEach((p, slot) => index.add(slot, p));
     const hits = index.rank(query, null);

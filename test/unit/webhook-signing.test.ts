@@ -1,5 +1,5 @@
 // The webhook signature (HMAC-SHA256 over "<t>.<body>", checked against a known vector and the
-// README's verification recipe) and the retry schedule (8 attempts over about 24 h, jittered).
+// verification recipe of docs/guides/webhooks.md) and the retry schedule (8 attempts over about 24 h, jittered).
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_BASE_MS, MAX_DELIVERY_ATTEMPTS, retryDelayMs } from '../../src/webhooks/backoff.js';
 import { newSecret, signature, signatureHeader } from '../../src/webhooks/signature.js';
