@@ -245,8 +245,11 @@ export class EmbeddingIngester {
     try {
       // Pages come with their tsvector where page-tsvector.ts covers the text: PostgreSQL's
       // parser was half of the embedded engine's work per page.
+      // In slices: a batch of 128 pages in one stretch held every other request.
       const lexemeOf = await storePageLexemes(this.db);
-      if (lexemeOf) for (const p of batch) if (p.page.tsv === undefined) p.page.tsv = pageTsvector(p.page.content, lexemeOf);
+      if (lexemeOf) await mapInSlices(batch, (p) => {
+          if (p.page.tsv === undefined) p.page.tsv = pageTsvector(p.page.content, lexemeOf);
+        });
       const { ids, deliveries } = await writeBatch(this.db, this.writeUnwatched, batch);
       if (deliveries > 0) this.onEvents();
       batch.forEach((p, i) =>

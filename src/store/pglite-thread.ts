@@ -1,6 +1,7 @@
 // The embedded engine's own thread: PGlite runs here, so its statements (PostgreSQL compiled
 // to WebAssembly, synchronous while they run) leave the main thread free for requests. It
 // takes the protocol's bytes as a client would send them and answers with the server's.
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import {
@@ -16,6 +17,17 @@ import { firstBlockAfter, packedBuffers, pageBatchMessages, readPageBatch, state
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 
 const start = workerData as ThreadStart;
+
+// Writes wait here, searches mostly do not (the page index answers them in memory): when the
+// cores are busy, at this niceness the thread gives searches and /health the larger share
+// rather than an equal one. Measured with bench/load (PGlite, searching while ingesting):
+// search throughput 0.45 -> 0.54 x searching alone, ingestion 0.50 -> 0.47 x ingesting alone.
+const WRITER_NICENESS = 5;
+try {
+  os.setPriority(WRITER_NICENESS);
+} catch {
+  // Refused (some sandboxes): the thread runs at the process's priority.
+}
 const port = parentPort!;
 
 function reply(message: ThreadReply, transfer: ArrayBuffer[] = []): void {

@@ -116,6 +116,17 @@ describe('hashing provider', () => {
     expect(vectors).toEqual([hashEmbed('first text'), hashEmbed('second text'), new Float32Array(1536)]);
   });
 
+  it('lets other work run while it embeds a large batch, and gives the same vectors', async () => {
+    const provider = createHashingV1EmbeddingProvider();
+    const texts = Array.from({ length: 64 }, (_, i) => `page ${i}: ${'boundary layer transition on swept wings '.repeat(150)}`);
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    const vectors = await provider.embed(texts).finally(() => clearInterval(ticker));
+    // 64 pages of 6 KB take well over one slice: the event loop (requests, /health) ran between them.
+    expect(turns).toBeGreaterThan(0);
+    expect(vectors).toEqual(texts.map(hashEmbed));
+  });
+
   it('refuses an aborted signal', async () => {
     await expect(createHashingV1EmbeddingProvider().embed(['x'], AbortSignal.abort())).rejects.toThrow();
   });

@@ -1,5 +1,6 @@
 // The embedding provider contract shared by the offline hashing embedder and the
 // OpenAI-compatible client, and the normalisation every implementation applies.
+import { mapInSlices } from '../../slices.js';
 
 export const EMBEDDING_DIMENSIONS = 1536;
 
@@ -21,14 +22,18 @@ export function l2Normalize(vector: Float32Array): Float32Array {
   return vector;
 }
 
-/** A provider over a pure, synchronous embedding function (the offline embedders). */
+/**
+ * A provider over a pure, synchronous embedding function (the offline embedders). It computes on
+ * the calling thread, in slices: a batch of long pages embedded in one stretch held every
+ * request (/health included) for 50-100 ms.
+ */
 export function localEmbeddingProvider(model: string, embed: (text: string) => Float32Array): EmbeddingProvider {
   return {
     model,
     dimensions: EMBEDDING_DIMENSIONS,
     async embed(texts, signal) {
       signal?.throwIfAborted();
-      return texts.map(embed);
+      return mapInSlices(texts, (text) => embed(text));
     },
   };
 }
