@@ -1,6 +1,6 @@
 // Search and bulk ingestion at scale: `npx tsx bench/scale/run.ts [--engine pglite|postgres|both]
 //   [--sizes 100000,300000,1000000] [--sets clustered,isotropic] [--queries 1000] [--timed 200]
-//   [--clients 4] [--batch 500] [--server worktree|head] [--seed N]`. See README.md.
+//   [--clients 4] [--batch 500] [--server worktree|head] [--seed N] [--profile DIR]`. See README.md.
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,7 @@ const { values: args } = parseArgs({
     batch: { type: 'string', default: '500' },
     server: { type: 'string', default: 'worktree' },
     seed: { type: 'string', default: '42' },
+    profile: { type: 'string' }, // the server's CPU profiles (every thread's) go here
   },
 });
 const engines = args.engine === 'both' ? ['pglite', 'postgres'] : [args.engine!];
@@ -37,7 +38,7 @@ if (
   batchSize > 1000 ||
   !['worktree', 'head'].includes(args.server!)
 ) {
-  throw new Error('usage: run.ts [--engine pglite|postgres|both] [--sizes increasing, >= 1000] [--sets clustered,isotropic] [--queries N] [--timed N] [--clients N] [--batch N<=1000] [--server worktree|head] [--seed N]');
+  throw new Error('usage: run.ts [--engine pglite|postgres|both] [--sizes increasing, >= 1000] [--sets clustered,isotropic] [--queries N] [--timed N] [--clients N] [--batch N<=1000] [--server worktree|head] [--seed N] [--profile DIR]');
 }
 
 const HEADERS = { 'content-type': 'application/json', 'x-api-key': 'bench' };
@@ -80,7 +81,7 @@ interface Running {
 
 async function start(serve: ServeCommand, store: Store): Promise<Running> {
   const port = await freePort();
-  const child = spawnServe(serve, port, store.env, null);
+  const child = spawnServe(serve, port, store.env, args.profile ? path.resolve(args.profile) : null);
   let output = '';
   child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   child.stdout!.resume();

@@ -9,10 +9,13 @@ import type { Database } from './schema.js';
 
 export { SUPERSEDED_EMBEDDING_MODEL };
 
+/** The model as a literal, not a parameter: the planner then matches the pages' partial index (migration 0015). */
+const SUPERSEDED = sql.lit(SUPERSEDED_EMBEDDING_MODEL);
+
 /** The workspaces holding pages of the superseded model, in id order. */
 export async function workspacesWithSupersededPages(db: Kysely<Database>): Promise<number[]> {
   const result = await sql<{ workspace_id: number }>`
-    SELECT DISTINCT workspace_id FROM pages WHERE embedding_model = ${SUPERSEDED_EMBEDDING_MODEL} ORDER BY workspace_id
+    SELECT DISTINCT workspace_id FROM pages WHERE embedding_model = ${SUPERSEDED} ORDER BY workspace_id
   `.execute(db);
   return result.rows.map((r) => Number(r.workspace_id));
 }
@@ -20,7 +23,7 @@ export async function workspacesWithSupersededPages(db: Kysely<Database>): Promi
 /** How many documents of the workspace hold pages of the superseded model. */
 export async function countSupersededDocuments(db: Kysely<Database>, workspaceId: number): Promise<number> {
   const result = await sql<{ count: string }>`
-    SELECT count(DISTINCT document_id)::text AS count FROM pages WHERE workspace_id = ${workspaceId} AND embedding_model = ${SUPERSEDED_EMBEDDING_MODEL}
+    SELECT count(DISTINCT document_id)::text AS count FROM pages WHERE workspace_id = ${workspaceId} AND embedding_model = ${SUPERSEDED}
   `.execute(db);
   return Number(result.rows[0].count);
 }
@@ -35,10 +38,10 @@ export interface SupersededPage {
 export async function supersededPages(db: Kysely<Database>, workspaceId: number, documents: number): Promise<SupersededPage[]> {
   const result = await sql<{ id: number; document_id: number; content: string }>`
     SELECT p.id, p.document_id, p.content FROM pages p
-    WHERE p.workspace_id = ${workspaceId} AND p.embedding_model = ${SUPERSEDED_EMBEDDING_MODEL}
+    WHERE p.workspace_id = ${workspaceId} AND p.embedding_model = ${SUPERSEDED}
       AND p.document_id IN (
         SELECT DISTINCT document_id FROM pages
-        WHERE workspace_id = ${workspaceId} AND embedding_model = ${SUPERSEDED_EMBEDDING_MODEL}
+        WHERE workspace_id = ${workspaceId} AND embedding_model = ${SUPERSEDED}
         ORDER BY document_id LIMIT ${documents}
       )
     ORDER BY p.id

@@ -7,6 +7,7 @@ import { migrationProvider } from '../../src/store/migrations/index.js';
 import { insertDocument, insertPages, paragraphsOfPage } from '../../src/store/documents.js';
 import { sentencesOfPages } from '../../src/store/passages.js';
 import type { Database } from '../../src/store/schema.js';
+import { workspacesWithSupersededPages } from '../../src/store/reembedding.js';
 import { ensureWorkspace } from '../../src/store/workspaces.js';
 import { ENGINES, POSTGRES_URL, clusterSnapshot, createSchema, dropSchema, newSchemaName } from '../helpers/stores.js';
 
@@ -242,5 +243,28 @@ describe.each(ENGINES)('migration 0014 (listing indexes) on %s', (engine) => {
     });
     await migrateTo(db, '0013_page_tsvector_supplied');
     expect(await columns()).toEqual(before);
+  });
+});
+
+describe.each(ENGINES)('migration 0015 (superseded pages index) on %s', (engine) => {
+  const unmigrated = unmigratedStores(engine);
+
+  it('answers which workspaces hold pages of the superseded model from an index, not by reading every page, and drops it going down', async () => {
+    const db = (await unmigrated.open()).db;
+    await migrateTo(db, '0015_superseded_pages_index');
+    const workspace = await ensureWorkspace(db, 'superseded');
+    const doc = await insertDocument(db, { workspaceId: workspace, externalId: null, filePath: 'a', fileUrl: null, metadata: {}, source: 'file', taskIdentifier: null });
+    const page = (n: number, model: string) => ({ pageNumber: n, content: `page ${n}`, embedding: null, embeddingModel: model, paragraphs: [] });
+    await insertPages(db, workspace, doc.id, [page(1, 'folio-hashing-v1'), page(2, 'folio-hashing-v2')]);
+    expect(await workspacesWithSupersededPages(db)).toEqual([workspace]);
+    // With sequential scans off, the plan shows whether the partial index matches the query at all.
+    await sql`SET enable_seqscan = off`.execute(db);
+    const plan = await sql<{ 'QUERY PLAN': string }>`
+      EXPLAIN SELECT DISTINCT workspace_id FROM pages WHERE embedding_model = ${sql.lit('folio-hashing-v1')}`.execute(db);
+    await sql`RESET enable_seqscan`.execute(db);
+    expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('pages_superseded_idx');
+    await migrateTo(db, '0014_listing_indexes');
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'pages_superseded_idx'`.execute(db);
+    expect(rows[0].n).toBe(0);
   });
 });

@@ -14,6 +14,7 @@ import * as m0011 from './0011_page_changes_function.js';
 import * as m0012 from './0012_embedded_documents_function.js';
 import * as m0013 from './0013_page_tsvector_supplied.js';
 import * as m0014 from './0014_listing_indexes.js';
+import * as m0015 from './0015_superseded_pages_index.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0012_embedded_documents_function': m0012,
   '0013_page_tsvector_supplied': m0013,
   '0014_listing_indexes': m0014,
+  '0015_superseded_pages_index': m0015,
 };
 
 export const migrationProvider: MigrationProvider = {
