@@ -15,11 +15,13 @@ import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { SUPERSEDED_EMBEDDING_MODEL } from '../store/embedding-models.js';
 import type { ReadPosition } from '../store/pages.js';
-import type { StoreIdentity } from '../store/store-identity.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
+import { storeIdentity, type StoreIdentity } from '../store/store-identity.js';
 import { makeDir, writeAll, type ContentState } from './content-file.js';
 import { RANK } from './keyword-index.js';
 import { EMBEDDING_DIMENSIONS } from './vectors.js';
-import { CODE_SPACE, WorkspacePages, type WorkspaceState } from './workspace-pages.js';
+import { CODE_SPACE, WorkspacePages } from './workspace-pages.js';
 
 /** Moves whenever what a snapshot holds, or how, changes. */
 const FORMAT = 1;
@@ -145,7 +147,11 @@ async function readInto(file: string, into: Uint8Array, expected: ArrayFile): Pr
   }
 }
 
+/** The snapshots of one store's page index. */
 export class IndexSnapshots {
+  /** The store's identity as the last restore() read it: what save() keys snapshots by (none before). */
+  private identity: StoreIdentity | null = null;
+
   /** `dir`: where snapshots go (FOLIO_DATA_DIR/index/snapshots); what a process left half written or claimed there is removed. */
   constructor(
     readonly dir: string,
@@ -159,7 +165,9 @@ export class IndexSnapshots {
    * snapshot not written only means a full load at the next start. Synchronous: it runs at
    * shutdown, once nothing else does.
    */
-  save(store: Pick<StoreIdentity, 'key' | 'migration'>, workspaceId: number, ws: WorkspacePages): boolean {
+  save(workspaceId: number, ws: WorkspacePages): boolean {
+    const store = this.identity;
+    if (!store) return false;
     const target = path.join(this.dir, store.key, String(workspaceId));
     const temporary = `${target}.writing-${process.pid}-${randomBytes(4).toString('hex')}`;
     try {
@@ -212,17 +220,25 @@ export class IndexSnapshots {
       flush(path.dirname(target));
       return true;
     } catch (err) {
-      fs.rmSync(temporary, { recursive: true, force: true });
+      remove(temporary);
       this.log?.warn({ err, workspaceId }, 'page index snapshot not written; the next start loads the workspace from the store');
       return false;
     }
   }
 
   /**
-   * The workspace's index from its snapshot, claimed (no other process can use it) and deleted
-   * once read; null where there is none, or none usable (then the caller loads from the store).
+   * The workspace's index from its snapshot for the store `db` reads, claimed (no other process
+   * can use it) and deleted once read; null where there is none, or none usable (then the
+   * caller loads from the store).
    */
-  async restore(store: StoreIdentity, workspaceId: number, contentDir: string | null): Promise<WorkspacePages | null> {
+  async restore(db: Kysely<Database>, workspaceId: number, contentDir: string | null): Promise<WorkspacePages | null> {
+    let store: StoreIdentity;
+    try {
+      store = this.identity = await storeIdentity(db);
+    } catch (err) {
+      this.log?.warn({ err, workspaceId }, "the store's identity could not be read; the workspace loads from the store, and no snapshot is written");
+      return null;
+    }
     const target = path.join(this.dir, store.key, String(workspaceId));
     const claimed = this.claim(target);
     if (!claimed) return null;
@@ -287,7 +303,7 @@ export class IndexSnapshots {
       this.log?.warn({ err, workspaceId }, 'page index snapshot unreadable; the workspace loads from the store');
       return null;
     } finally {
-      fs.rmSync(claimed, { recursive: true, force: true });
+      remove(claimed);
     }
   }
 
@@ -298,7 +314,9 @@ export class IndexSnapshots {
       fs.renameSync(target, claimed);
       return claimed;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log?.warn({ err }, 'page index snapshot could not be claimed');
+      const { code } = err as NodeJS.ErrnoException;
+      // None there, or no directory for any (the index keeps no files).
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') this.log?.warn({ err }, 'page index snapshot could not be claimed');
       return null;
     }
   }
@@ -309,7 +327,7 @@ export class IndexSnapshots {
     try {
       fs.renameSync(temporary, target);
     } finally {
-      if (older) fs.rmSync(older, { recursive: true, force: true });
+      if (older) remove(older);
     }
   }
 
@@ -321,7 +339,7 @@ export class IndexSnapshots {
         const dir = path.join(this.dir, key);
         for (const name of fs.readdirSync(dir)) {
           const left = /\.(?:writing|claimed)-(\d+)-[0-9a-f]+$/.exec(name);
-          if (left && !running(Number(left[1]))) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+          if (left && !running(Number(left[1]))) remove(path.join(dir, name));
         }
       }
     } catch (err) {
@@ -339,6 +357,15 @@ function refusal(manifest: Manifest, store: StoreIdentity, workspaceId: number):
   const xmax = BigInt(manifest.position.snapshot.split(':')[1]);
   if (BigInt(manifest.position.xmin) > store.xmax || xmax > store.xmax) return "its position is ahead of the store's";
   return null;
+}
+
+/** Removes a snapshot's directory, if it can: one left behind is removed at a later start. */
+function remove(dir: string): void {
+  try {
+    fs.rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // Not there, or not removable (a read-only disk): nothing more to do.
+  }
 }
 
 /** Opens a snapshot's side file for the index to keep, unlinked at once (nothing is left if the process dies). */

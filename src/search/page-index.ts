@@ -11,7 +11,6 @@ import { LruMap } from '../lru.js';
 import type { LocalWrites, Store } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
 import { indexedPages, loadIndexedPages, pageChangesSince, type IndexedPage, type PageReader } from '../store/pages.js';
-import { storeIdentity, type StoreIdentity } from '../store/store-identity.js';
 import { encodeQuery, type QueryCode } from '../store/vector-codes.js';
 import type { IndexSnapshots } from './index-snapshot.js';
 import { ScanPool, topK, topKClamped } from './kernel/index.js';
@@ -194,8 +193,6 @@ export class PageIndex {
   private readonly localWrites: LocalWrites | null;
   /** The engine's own reader of a load's batches, where it has one. */
   private readonly readPages: PageReader;
-  /** The store's identity as the last load read it: what close() keys the snapshots by. */
-  private identity: StoreIdentity | null = null;
 
   constructor(
     store: Pick<Store, 'db' | 'localWrites' | 'readPages' | 'watchWrittenPages'>,
@@ -610,8 +607,7 @@ export class PageIndex {
    */
   private async restore(workspaceId: number): Promise<WorkspacePages | null> {
     if (!this.snapshots) return null;
-    this.identity = await storeIdentity(this.db);
-    const ws = await this.snapshots.restore(this.identity, workspaceId, this.contentDir);
+    const ws = await this.snapshots.restore(this.db, workspaceId, this.contentDir);
     if (!ws) return null;
     try {
       this.assertOpen();
@@ -706,12 +702,11 @@ export class PageIndex {
     this.unwatch();
     // A load under way stops at its next slice; wait for it, so that nothing reads the store after this.
     await Promise.allSettled(this.workspaces.values());
-    const identity = this.identity;
-    if (this.snapshots && identity) {
+    if (this.snapshots) {
       for (const [workspaceId, ws] of this.ready) {
         // Only a workspace whose state matches its position: none with a catch-up under way.
         if (ws.catchingUp || ws.nextCatchUp) continue;
-        this.snapshots.save(identity, workspaceId, ws);
+        this.snapshots.save(workspaceId, ws);
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
     }
