@@ -20,6 +20,7 @@ import type { Database } from '../store/schema.js';
 import { storeIdentity, type StoreIdentity } from '../store/store-identity.js';
 import { makeDir, writeAll, type ContentState } from './content-file.js';
 import { RANK } from './keyword-index.js';
+import { vectorStride } from './row-vectors.js';
 import { EMBEDDING_DIMENSIONS } from './vectors.js';
 import { CODE_SPACE, WorkspacePages } from './workspace-pages.js';
 
@@ -170,6 +171,7 @@ export class IndexSnapshots {
     if (!store) return false;
     const target = path.join(this.dir, store.key, String(workspaceId));
     const temporary = `${target}.writing-${process.pid}-${randomBytes(4).toString('hex')}`;
+    const started = performance.now();
     try {
       makeDir(temporary);
       const files = ws.copyFiles(path.join(temporary, 'vectors'), path.join(temporary, 'contents'));
@@ -218,6 +220,7 @@ export class IndexSnapshots {
       flush(temporary);
       this.replace(target, temporary);
       flush(path.dirname(target));
+      this.log?.info({ workspaceId, pages: ws.slotOf.size, ms: Math.round(performance.now() - started) }, 'page index snapshot written');
       return true;
     } catch (err) {
       remove(temporary);
@@ -236,12 +239,13 @@ export class IndexSnapshots {
     try {
       store = this.identity = await storeIdentity(db);
     } catch (err) {
-      this.log?.warn({ err, workspaceId }, "the store's identity could not be read; the workspace loads from the store, and no snapshot is written");
+      this.log?.warn({ err, workspaceId }, "the store's identity could not be read; the workspace loads from the store");
       return null;
     }
     const target = path.join(this.dir, store.key, String(workspaceId));
     const claimed = this.claim(target);
     if (!claimed) return null;
+    const started = performance.now();
     const fds: number[] = [];
     let ws: WorkspacePages | null = null;
     try {
@@ -260,8 +264,7 @@ export class IndexSnapshots {
       }
       const vectors = openAdopted(path.join(claimed, 'vectors'), fds);
       const contents = openAdopted(path.join(claimed, 'contents'), fds);
-      const stride = Math.ceil(EMBEDDING_DIMENSIONS / 16) * 64;
-      if (fs.fstatSync(vectors).size < manifest.vectorPlaces * stride || fs.fstatSync(contents).size < manifest.contents.end) {
+      if (fs.fstatSync(vectors).size < manifest.vectorPlaces * vectorStride(EMBEDDING_DIMENSIONS) || fs.fstatSync(contents).size < manifest.contents.end) {
         throw new Error('a side file of the snapshot is shorter than its manifest says');
       }
       if (arrays.rowPlace.some((place) => place < 0 || place >= manifest.vectorPlaces)) throw new Error("a row's vector is beyond the vector file");
@@ -296,6 +299,7 @@ export class IndexSnapshots {
         contentDir,
       );
       fds.length = 0; // the workspace holds them now
+      this.log?.info({ workspaceId, pages: ws.slotOf.size, ms: Math.round(performance.now() - started) }, 'page index read from its snapshot');
       return ws;
     } catch (err) {
       ws?.close();

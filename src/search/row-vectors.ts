@@ -19,6 +19,11 @@ export interface VectorState {
   places: number;
 }
 
+/** Bytes a row of `dims` dimensions takes, padded as the kernel reads it. */
+export function vectorStride(dims: number): number {
+  return Math.ceil(dims / 16) * 64;
+}
+
 export class RowVectors {
   /** Bytes per row, padded as the kernel reads it. */
   readonly stride: number;
@@ -37,7 +42,7 @@ export class RowVectors {
     private readonly dir: string | null,
     fd: number | null = dir === null ? null : openUnlinked(dir, 'vectors'),
   ) {
-    this.stride = Math.ceil(dims / 16) * 64;
+    this.stride = vectorStride(dims);
     this.fd = fd;
   }
 

@@ -26,6 +26,9 @@ function textOf(n: number): string {
   return `${words.join(' ')} page ${n}.`;
 }
 
+/** Words some page holds, and some none does (stop words count as known). */
+const PROBES = [...WORDS, 'boundaries', 'the', 'zebra', '17', '1299', '1400'];
+
 const embed = (text: string) => normalizeVector(hashEmbed(text))!;
 /** What the superseded model makes of a text: another vector of the same text. */
 const embedSuperseded = (text: string) => normalizeVector(hashEmbed(`former ${text} model`))!;
@@ -84,9 +87,9 @@ describe.each(ENGINES)('page index snapshots on %s', (engine) => {
     },
   });
 
-  /** Every kind of search, each one's results in order with their scores. */
-  async function answers(index: PageIndex, workspaceId: number): Promise<RankedPage[][]> {
-    const out: RankedPage[][] = [];
+  /** Every kind of search, each one's results in order with their scores, and the words the keyword index knows. */
+  async function answers(index: PageIndex, workspaceId: number): Promise<(RankedPage[] | string[])[]> {
+    const out: (RankedPage[] | string[])[] = [[...(await index.knownWords(workspaceId, PROBES))].sort()];
     for (const text of ['shock wave', 'boundary layer heat', 'drag lift nozzle']) {
       const query = (alpha: number, extra: Partial<PageQuery> = {}): PageQuery => ({
         vector: Promise.resolve(embed(text)),
@@ -114,7 +117,7 @@ describe.each(ENGINES)('page index snapshots on %s', (engine) => {
   }
 
   /** The answers of an index loaded from the store, without snapshots. */
-  async function fullLoadAnswers(workspaceId: number): Promise<RankedPage[][]> {
+  async function fullLoadAnswers(workspaceId: number): Promise<(RankedPage[] | string[])[]> {
     const index = indexOn(store, null);
     try {
       return await answers(index, workspaceId);
@@ -185,6 +188,14 @@ describe.each(ENGINES)('page index snapshots on %s', (engine) => {
     const second = counted();
     expect(await answers(indexOn(second.on, dir), coded)).toEqual(want[0]);
     expect(loadedFully(second.reads)).toBe(true);
+  }, 180_000);
+
+  it('serves one of two processes loading at once; the other loads from the store', async () => {
+    const dir = await snapshotted();
+    const want = await fullLoadAnswers(coded);
+    const [a, b] = [counted(), counted()];
+    expect(await Promise.all([answers(indexOn(a.on, dir), coded), answers(indexOn(b.on, dir), coded)])).toEqual([want, want]);
+    expect([loadedFully(a.reads), loadedFully(b.reads)].sort()).toEqual([false, true]);
   }, 180_000);
 
   it('sees what changed while no index ran: inserts, deletions, re-embeddings and metadata', async () => {
