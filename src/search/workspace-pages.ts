@@ -26,9 +26,9 @@ export interface SlotPage {
 }
 
 /**
- * What a snapshot keeps of a workspace (index-snapshot.ts): the slot columns up to `slots`, the
- * row columns up to the codes' rows, the codes, the keyword index, the position, and where the
- * copies of the vector and content files hold what. The rest is rebuilt from these.
+ * What a snapshot keeps of a workspace (index-snapshot.ts) beside copies of its vector and content
+ * files (copyFiles()): the slot columns up to `slots`, the row columns up to the codes' rows, the
+ * codes, the keyword index and the position. The maps are rebuilt from these.
  */
 export interface WorkspaceState {
   slotPage: Float64Array;
