@@ -13,6 +13,7 @@ import { ingestTasks } from './ingest/pipeline.js';
 import { reembedTasks, scheduleReembedding } from './ingest/reembedding.js';
 import { createCachedEmbedder, createEmbeddingProvider, type CachedEmbedder } from './providers/embeddings/index.js';
 import { createLlmProvider, type LlmProvider } from './providers/llm/index.js';
+import { IndexSnapshots } from './search/index-snapshot.js';
 import { ScanPool } from './search/kernel/index.js';
 import { PageIndex } from './search/page-index.js';
 import { BlobStore } from './store/blobs.js';
@@ -169,7 +170,9 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
         ? options.rateLimiter
         : rateLimiterFor(config, (err) => log.warn({ err }, 'rate limit store unavailable; request allowed'));
     const pool = new ScanPool({ threads: options.scanThreads });
-    const pageIndex = new PageIndex(store, pool, path.join(config.dataDir, 'index'));
+    const indexDir = path.join(config.dataDir, 'index');
+    const snapshots = new IndexSnapshots(path.join(indexDir, 'snapshots'), log.child({ component: 'page-index' }));
+    const pageIndex = new PageIndex(store, pool, indexDir, snapshots);
     index = pageIndex;
     const inProcessWorker = worker;
     const services = createServices({

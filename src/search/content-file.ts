@@ -13,6 +13,13 @@ export interface TextEntry {
   bytes: number;
 }
 
+/** What a snapshot keeps of a content file beside its copy (index-snapshot.ts). */
+export interface ContentState {
+  end: number;
+  live: number;
+  waste: number;
+}
+
 /** Below this many bytes of removed texts the file is not rewritten. */
 const MIN_WASTE_BYTES = 16 << 20;
 
@@ -30,6 +37,22 @@ export class ContentFile {
   /** A file in `dir` (created if need be); without a directory, or when none can be made, one that takes no text. */
   static open(dir: string | null): ContentFile {
     return new ContentFile(dir === null ? null : openUnlinked(dir), dir);
+  }
+
+  /** A file a snapshot kept (open and unlinked, checked to hold `state.end` bytes) as the file of `dir`. */
+  static adopt(fd: number, dir: string | null, state: ContentState): ContentFile {
+    const file = new ContentFile(fd, dir);
+    file.end = state.end;
+    file.live = state.live;
+    file.waste = state.waste;
+    return file;
+  }
+
+  /** Copies the file to `to` (a snapshot's) and says what it holds; null without a file. */
+  copyTo(to: string): ContentState | null {
+    if (this.fd === null) return null;
+    copyOpenFile(this.fd, to);
+    return { end: this.end, live: this.live, waste: this.waste };
   }
 
   /**
@@ -126,8 +149,16 @@ export class ContentFile {
   }
 }
 
+/**
+ * Copies the file open as `fd`, unlinked or not, to `to`: through its /proc link (Linux), which
+ * copyFileSync copies in the kernel, without reading it into the process.
+ */
+export function copyOpenFile(fd: number, to: string): void {
+  fs.copyFileSync(`/proc/self/fd/${fd}`, to, fs.constants.COPYFILE_EXCL);
+}
+
 /** Makes `dir` and its missing parents one by one: Node's recursive mkdirSync never returns for some paths (under /proc). */
-function makeDir(dir: string): void {
+export function makeDir(dir: string): void {
   const parent = path.dirname(dir);
   if (parent !== dir && !fs.existsSync(parent)) makeDir(parent);
   try {

@@ -3,7 +3,7 @@
 // BM25-shaped with fixed statistics (docs/internals/search.md), so nothing here depends on the rest of
 // the corpus and a page's rank never changes when others are added or removed.
 import { missingWordCount } from '../text/word-weight.js';
-import { grown, LexemeTable } from './lexeme-table.js';
+import { grown, LexemeTable, type LexemeState } from './lexeme-table.js';
 import type { TermCount } from './tsvector.js';
 
 /**
@@ -72,8 +72,19 @@ function positionOf(data: Uint32Array, from: number, to: number, slot: number): 
   return -1;
 }
 
+/** What a snapshot keeps of the index (index-snapshot.ts): its lexemes, their postings one list after another, and the per-slot arrays. */
+export interface KeywordState {
+  lexemes: LexemeState;
+  /** Per lexeme id, the length of its list in `postings`. */
+  lengths: Int32Array;
+  postings: Uint32Array;
+  /** Per slot up to the next one to add. */
+  norms: Float64Array;
+  live: Uint8Array;
+}
+
 export class KeywordIndex {
-  private readonly lexemes = new LexemeTable();
+  private lexemes = new LexemeTable();
   /**
    * Every lexeme's postings, in increasing slot order, in one arena: lexeme id's are
    * arena[start, start + length), with room up to start + room before they must move to its end.
@@ -97,6 +108,11 @@ export class KeywordIndex {
   private hitRanks = new Float64Array(1024);
   private nextSlot = 0;
   postings = 0;
+
+  /** Slots indexed, removed ones too: the next page's slot is at least this. */
+  get slots(): number {
+    return this.nextSlot;
+  }
 
   /** Indexes the page in `slot`; slots must be added in increasing order. */
   add(slot: number, terms: readonly TermCount[]): void {
@@ -358,6 +374,56 @@ export class KeywordIndex {
     this.live = live;
     this.sizeScratch(norms.length);
     this.nextSlot = slots;
+  }
+
+  /** The index as a snapshot keeps it, copied: removed pages' postings too (their slots are not live). */
+  state(): KeywordState {
+    const lengths = new Int32Array(this.lists);
+    let total = 0;
+    for (let id = 0; id < this.lists; id++) total += lengths[id] = this.spans[3 * id + 1];
+    const postings = new Uint32Array(total);
+    let at = 0;
+    for (let id = 0; id < this.lists; id++) {
+      const from = this.spans[3 * id];
+      postings.set(this.arena.subarray(from, from + lengths[id]), at);
+      at += lengths[id];
+    }
+    return { lexemes: this.lexemes.state(), lengths, postings, norms: this.norms.slice(0, this.nextSlot), live: this.live.slice(0, this.nextSlot) };
+  }
+
+  /** The index a snapshot kept, its arena packed as trim() leaves it. */
+  static restored(state: KeywordState): KeywordIndex {
+    const index = new KeywordIndex();
+    const slots = state.norms.length;
+    if (state.live.length !== slots || state.lengths.length !== state.lexemes.lengths.length) throw new RangeError('a snapshot of the keyword index does not add up');
+    index.lexemes = LexemeTable.restored(state.lexemes);
+    index.lists = state.lengths.length;
+    index.spans = new Int32Array(3 * Math.max(1024, index.lists + 1));
+    let needed = 0;
+    for (const length of state.lengths) needed += spareFor(length);
+    index.arena = new Uint32Array(Math.max(needed, 1024));
+    let from = 0;
+    let used = 0;
+    for (let id = 0; id < index.lists; id++) {
+      const length = state.lengths[id];
+      if (length < 0 || from + length > state.postings.length) throw new RangeError('a snapshot of the keyword index overruns its postings');
+      const list = state.postings.subarray(from, from + length);
+      for (let j = 0; j < length; j++) if (list[j] >>> TF_BITS >= slots) throw new RangeError('a snapshot of the keyword index holds a slot beyond its pages');
+      index.arena.set(list, used);
+      index.spans[3 * id] = used;
+      index.spans[3 * id + 1] = length;
+      index.spans[3 * id + 2] = spareFor(length);
+      used += spareFor(length);
+      from += length;
+    }
+    if (from !== state.postings.length) throw new RangeError('a snapshot of the keyword index leaves postings over');
+    index.arenaUsed = used;
+    index.postings = from;
+    index.ensure(Math.max(1024, slots));
+    index.norms.set(state.norms);
+    index.live.set(state.live);
+    index.nextSlot = slots;
+    return index;
   }
 
   /** Bytes held by postings, lexemes and per-slot arrays (not counting the lexeme strings). */

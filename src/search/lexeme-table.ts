@@ -25,6 +25,12 @@ export function grown<T extends Uint8Array | Int32Array | Uint16Array | Uint32Ar
   return next;
 }
 
+/** What a snapshot keeps of a table (index-snapshot.ts): every lexeme's UTF-16 code units, one after another, and each one's length, by id. */
+export interface LexemeState {
+  chars: Uint16Array<ArrayBuffer>;
+  lengths: Int32Array<ArrayBuffer>;
+}
+
 export class LexemeTable {
   /** Per bucket, the hash of its lexeme and its id + 1 (0: empty); linear probing, at most half full. */
   private buckets = new Int32Array(2 * 1024);
@@ -102,6 +108,46 @@ export class LexemeTable {
     this.buckets[b + 1] = id + 1;
     if (this.count * 4 > this.buckets.length) this.rehash(this.buckets.length);
     return at;
+  }
+
+  /** The lexemes as a snapshot keeps them, copied. */
+  state(): LexemeState {
+    const chars = new Uint16Array(this.charsUsed);
+    const lengths = this.charLength.slice(0, this.count);
+    let used = 0;
+    for (let id = 0; id < this.count; id++) {
+      chars.set(this.chars.subarray(this.charStart[id], this.charStart[id] + lengths[id]), used);
+      used += lengths[id];
+    }
+    return { chars: chars.subarray(0, used), lengths };
+  }
+
+  /** A table of the lexemes a snapshot kept, with the ids they had; their hashes are computed anew. */
+  static restored({ chars, lengths }: LexemeState): LexemeTable {
+    const table = new LexemeTable();
+    const count = lengths.length;
+    const size = Math.max(1024, count + 1);
+    table.chars = grown(chars, Math.max(16 * 1024, chars.length));
+    table.charsUsed = chars.length;
+    table.charStart = new Int32Array(size);
+    table.charLength = grown(lengths, size);
+    table.hashes = new Int32Array(size);
+    table.count = count;
+    let at = 0;
+    for (let id = 0; id < count; id++) {
+      const length = lengths[id];
+      if (length < 0 || at + length > chars.length) throw new RangeError("a snapshot's lexemes overrun their characters");
+      table.charStart[id] = at;
+      let h = 0x811c9dc5;
+      for (let i = at; i < at + length; i++) h = Math.imul(h ^ chars[i], 0x01000193);
+      table.hashes[id] = h | 0;
+      at += length;
+    }
+    if (at !== chars.length) throw new RangeError("a snapshot's lexemes leave characters over");
+    let buckets = 1024;
+    while (count * 2 > buckets) buckets *= 2;
+    table.rehash(buckets);
+    return table;
   }
 
   /** Keeps the lexemes whose ids `keep` lists, in that order, as ids 0, 1, ... */

@@ -12,6 +12,7 @@ import type { LocalWrites, Store } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
 import { indexedPages, loadIndexedPages, pageChangesSince, type IndexedPage, type PageReader } from '../store/pages.js';
 import { encodeQuery, type QueryCode } from '../store/vector-codes.js';
+import type { IndexSnapshots } from './index-snapshot.js';
 import { ScanPool, topK, topKClamped } from './kernel/index.js';
 import { RowScorer } from './kernel/row-scorer.js';
 import type { KeywordHits, QueryTerm } from './keyword-index.js';
@@ -198,6 +199,12 @@ export class PageIndex {
     private readonly pool: ScanPool,
     /** Where the workspaces' content files go (see content-file.ts); null keeps none. */
     private readonly contentDir: string | null = os.tmpdir(),
+    /**
+     * Where workspaces' snapshots are written at close() and read by their next load
+     * (index-snapshot.ts); null (the default) for none. Apart from `contentDir`, whose default
+     * is shared by every process on the machine: only a directory of this store's own will do.
+     */
+    private readonly snapshots: IndexSnapshots | null = null,
   ) {
     this.db = store.db;
     this.localWrites = store.localWrites;
@@ -561,6 +568,12 @@ export class PageIndex {
   }
 
   private async load(workspaceId: number): Promise<WorkspacePages> {
+    const restored = await this.restore(workspaceId);
+    if (restored) {
+      this.loaded.add(restored);
+      this.ready.set(workspaceId, restored);
+      return restored;
+    }
     const ws = new WorkspacePages(this.contentDir);
     try {
       ws.position = await loadIndexedPages(
@@ -585,6 +598,25 @@ export class PageIndex {
     this.loaded.add(ws);
     this.ready.set(workspaceId, ws);
     collectAfterLoad(ws.codes.rows);
+    return ws;
+  }
+
+  /**
+   * The workspace from its snapshot, caught up with the changes made since it was written (by
+   * this store's other processes, or while none ran), or null where it has none usable.
+   */
+  private async restore(workspaceId: number): Promise<WorkspacePages | null> {
+    if (!this.snapshots) return null;
+    const ws = await this.snapshots.restore(this.db, workspaceId, this.contentDir);
+    if (!ws) return null;
+    try {
+      this.assertOpen();
+      await this.catchUp(workspaceId, ws);
+      this.assertOpen();
+    } catch (error) {
+      ws.close();
+      throw error;
+    }
     return ws;
   }
 
@@ -670,6 +702,14 @@ export class PageIndex {
     this.unwatch();
     // A load under way stops at its next slice; wait for it, so that nothing reads the store after this.
     await Promise.allSettled(this.workspaces.values());
+    if (this.snapshots) {
+      for (const [workspaceId, ws] of this.ready) {
+        // Only a workspace whose state matches its position: none with a catch-up under way.
+        if (ws.catchingUp || ws.nextCatchUp) continue;
+        this.snapshots.save(workspaceId, ws);
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
     for (const ws of this.loaded) {
       this.pool.release(ws.codes);
       ws.close();

@@ -4,13 +4,25 @@
 // is open and served by the operating system's page cache, as the content file is; where no
 // file can be made or written (a read-only or full disk) they are kept in memory instead.
 import fs from 'node:fs';
-import { openUnlinked, writeAll } from './content-file.js';
+import { copyOpenFile, openUnlinked, writeAll } from './content-file.js';
 import type { RowScorer } from './kernel/row-scorer.js';
+import { grown } from './lexeme-table.js';
 
 /** Rows scored between two turns of the event loop. */
 const CHUNK_ROWS = 1024;
 /** Below this many bytes of removed rows the file is not rewritten. */
 const MIN_WASTE_BYTES = 16 << 20;
+
+/** What a snapshot keeps of the vectors beside its copy of their file (index-snapshot.ts): each row's place, and the places used. */
+export interface VectorState {
+  rowPlace: Int32Array<ArrayBuffer>;
+  places: number;
+}
+
+/** Bytes a row of `dims` dimensions takes, padded as the kernel reads it. */
+export function vectorStride(dims: number): number {
+  return Math.ceil(dims / 16) * 64;
+}
 
 export class RowVectors {
   /** Bytes per row, padded as the kernel reads it. */
@@ -24,12 +36,30 @@ export class RowVectors {
   /** Places used, live or not. */
   private places = 0;
 
+  /** `fd`: the file, a new one in `dir` unless given. */
   constructor(
     readonly dims: number,
     private readonly dir: string | null,
+    fd: number | null = dir === null ? null : openUnlinked(dir, 'vectors'),
   ) {
-    this.stride = Math.ceil(dims / 16) * 64;
-    this.fd = dir === null ? null : openUnlinked(dir, 'vectors');
+    this.stride = vectorStride(dims);
+    this.fd = fd;
+  }
+
+  /** A file a snapshot kept (open and unlinked, checked to hold the places `state` gives its rows). */
+  static adopt(dims: number, dir: string | null, fd: number, { rowPlace, places }: VectorState): RowVectors {
+    const vectors = new RowVectors(dims, dir, fd);
+    vectors.rowPlace = grown(rowPlace, Math.max(256, rowPlace.length));
+    vectors.count = rowPlace.length;
+    vectors.places = places;
+    return vectors;
+  }
+
+  /** Copies the file to `to` (a snapshot's) and says where each row is in it; null while the vectors are in memory. */
+  copyTo(to: string): VectorState | null {
+    if (this.fd === null) return null;
+    copyOpenFile(this.fd, to);
+    return { rowPlace: this.rowPlace.slice(0, this.count), places: this.places };
   }
 
   get rows(): number {

@@ -3,12 +3,12 @@
 // with the catch-up state page-index.ts keeps current.
 import type { IndexedPage, ReadPosition } from '../store/pages.js';
 import { codeSpace, encodeRow } from '../store/vector-codes.js';
-import { ContentFile, type TextEntry } from './content-file.js';
+import { ContentFile, type ContentState, type TextEntry } from './content-file.js';
 import { VectorMatrix } from './kernel/index.js';
-import { KeywordIndex, MAX_SLOTS } from './keyword-index.js';
+import { KeywordIndex, MAX_SLOTS, type KeywordState } from './keyword-index.js';
 import { grown } from './lexeme-table.js';
 import { ReadWriteGate } from './read-write-gate.js';
-import { RowVectors } from './row-vectors.js';
+import { RowVectors, type VectorState } from './row-vectors.js';
 import { EMBEDDING_DIMENSIONS } from './vectors.js';
 
 /** Slots the per-page columns start with. */
@@ -26,6 +26,35 @@ export interface SlotPage {
 }
 
 /**
+ * What a snapshot keeps of a workspace (index-snapshot.ts) beside copies of its vector and content
+ * files (copyFiles()): the slot columns up to `slots`, the row columns up to the codes' rows, the
+ * codes, the keyword index and the position. The maps are rebuilt from these.
+ */
+export interface WorkspaceState {
+  slotPage: Float64Array;
+  slotDocument: Float64Array;
+  slotRow: Int32Array;
+  slotNumber: Int32Array;
+  textOffset: Float64Array;
+  textBytes: Int32Array;
+  rowSlot: Int32Array;
+  rowError: Float32Array;
+  rowSuperseded: Uint8Array;
+  /** The codes' rows, rows of `codes.layout.stride` bytes. */
+  codes: Uint8Array;
+  maxNorm: number;
+  maxError: number;
+  keyword: KeywordState;
+  position: ReadPosition;
+}
+
+/** The files a snapshot kept, open and unlinked, with what they hold. */
+export interface SnapshotFiles {
+  vectors: { fd: number; state: VectorState };
+  contents: { fd: number; state: ContentState };
+}
+
+/**
  * One workspace's pages. A page has a slot, fixed until compaction, that the keyword index
  * knows it by; a page with an embedding also has a matrix row, which moves when another row
  * is removed (the matrix stays contiguous). Page contents are in the content file.
@@ -34,7 +63,7 @@ export class WorkspacePages {
   /** Row -> the page's code (store/vector-codes.ts), which searches scan. */
   readonly codes = new VectorMatrix(EMBEDDING_DIMENSIONS, { codes: true });
   /** Row -> the page's float32 vector, read to score again the rows the codes leave in doubt. */
-  readonly vectors: RowVectors;
+  vectors: RowVectors;
   /** Row -> a bound on its code's error (store/vector-codes.ts). */
   rowError = new Float32Array(FIRST_SLOTS);
   /** Row -> 1 where its vector is of the superseded offline model (scored with a query embedded by that model). */
@@ -44,9 +73,9 @@ export class WorkspacePages {
   /** The largest norm of a row ever held (unit rows: 1 give or take float32's rounding), and the largest error bound. */
   maxNorm = 0;
   maxError = 0;
-  readonly keyword = new KeywordIndex();
+  keyword = new KeywordIndex();
   readonly gate = new ReadWriteGate();
-  private readonly texts: ContentFile;
+  private texts: ContentFile;
   /** Slots in use, removed ones too until compaction: the length of the slot columns below. */
   slots = 0;
   // The per-page data is in typed columns that double as pages arrive: a million pages are then
@@ -92,6 +121,97 @@ export class WorkspacePages {
   constructor(contentDir: string | null = null) {
     this.texts = ContentFile.open(contentDir);
     this.vectors = new RowVectors(EMBEDDING_DIMENSIONS, contentDir);
+  }
+
+  /** The workspace as a snapshot keeps it: views of its columns, valid until it changes. */
+  state(): WorkspaceState {
+    const rows = this.codes.rows;
+    return {
+      slotPage: this.slotPage.subarray(0, this.slots),
+      slotDocument: this.slotDocument.subarray(0, this.slots),
+      slotRow: this.slotRow.subarray(0, this.slots),
+      slotNumber: this.slotNumber.subarray(0, this.slots),
+      textOffset: this.textOffset.subarray(0, this.slots),
+      textBytes: this.textBytes.subarray(0, this.slots),
+      rowSlot: this.rowSlot.subarray(0, rows),
+      rowError: this.rowError.subarray(0, rows),
+      rowSuperseded: this.rowSuperseded.subarray(0, rows),
+      codes: this.codes.codeRows(),
+      maxNorm: this.maxNorm,
+      maxError: this.maxError,
+      keyword: this.keyword.state(),
+      position: this.position,
+    };
+  }
+
+  /** Copies the vector and content files to a snapshot's, and says what they hold; null where either is not in a file. */
+  copyFiles(vectorsTo: string, contentsTo: string): { vectors: VectorState; contents: ContentState } | null {
+    const vectors = this.vectors.copyTo(vectorsTo);
+    const contents = vectors && this.texts.copyTo(contentsTo);
+    return vectors && contents ? { vectors, contents } : null;
+  }
+
+  /**
+   * Takes a snapshot's state, codes (read into the matrix by `readCodes`) and files, in a
+   * workspace just made, after checking that its slots and rows agree, and rebuilds the maps
+   * from them. The files are adopted (its own closed) only once nothing can fail: on an error
+   * they are still the caller's.
+   */
+  async restore(
+    state: Omit<WorkspaceState, 'codes'>,
+    readCodes: (into: Uint8Array) => Promise<void>,
+    files: SnapshotFiles,
+    contentDir: string | null,
+  ): Promise<void> {
+    const slots = state.slotPage.length;
+    const rows = state.rowSlot.length;
+    const columns = [state.slotDocument, state.slotRow, state.slotNumber, state.textOffset, state.textBytes];
+    if (columns.some((c) => c.length !== slots) || state.rowError.length !== rows || state.rowSuperseded.length !== rows) {
+      throw new RangeError("a snapshot's columns differ in length");
+    }
+    if (files.vectors.state.rowPlace.length !== rows) throw new RangeError("a snapshot's vectors are not one per row");
+    for (let row = 0; row < rows; row++) {
+      const slot = state.rowSlot[row];
+      if (!(slot >= 0 && slot < slots && state.slotRow[slot] === row && state.slotPage[slot] >= 0)) throw new RangeError("a snapshot's rows and slots disagree");
+    }
+    this.keyword = KeywordIndex.restored(state.keyword);
+    if (this.keyword.slots !== slots) throw new RangeError("a snapshot's keyword index holds other slots");
+    this.reserveSlots(slots);
+    this.slots = slots;
+    this.slotPage.set(state.slotPage);
+    this.slotDocument.set(state.slotDocument);
+    this.slotRow.set(state.slotRow);
+    this.slotNumber.set(state.slotNumber);
+    this.textOffset.set(state.textOffset);
+    this.textBytes.set(state.textBytes);
+    await this.codes.appendCodeRows(rows, readCodes);
+    this.reserve(rows);
+    this.rowSlot.set(state.rowSlot);
+    this.rowError.set(state.rowError);
+    this.rowSuperseded.set(state.rowSuperseded);
+    this.supersededRows = state.rowSuperseded.reduce((sum, s) => sum + s, 0);
+    this.maxNorm = state.maxNorm;
+    this.maxError = state.maxError;
+    this.position = state.position;
+    let rowed = 0;
+    for (let slot = 0; slot < slots; slot++) {
+      this.slotNext[slot] = this.documentLastSlot.get(this.slotDocument[slot]) ?? -1;
+      this.documentLastSlot.set(this.slotDocument[slot], slot);
+      const pageId = this.slotPage[slot];
+      if (pageId < 0) {
+        this.removed++;
+        if (this.slotRow[slot] !== -1) throw new RangeError("a snapshot's removed page keeps a row");
+        continue;
+      }
+      if (this.slotOf.has(pageId)) throw new RangeError('a snapshot holds a page twice');
+      this.slotOf.set(pageId, slot);
+      if (this.slotRow[slot] >= 0) rowed++;
+    }
+    if (rowed !== rows) throw new RangeError("a snapshot's pages with a row are not its rows");
+    this.texts.close();
+    this.vectors.close();
+    this.texts = ContentFile.adopt(files.contents.fd, contentDir, files.contents.state);
+    this.vectors = RowVectors.adopt(EMBEDDING_DIMENSIONS, contentDir, files.vectors.fd, files.vectors.state);
   }
 
   /**

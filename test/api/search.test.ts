@@ -893,6 +893,35 @@ describe.each(ENGINES)('the page index at start-up on %s', (engine) => {
     }
   });
 
+  it('starts from the snapshot a clean stop wrote under the data directory, with what was written while it was down', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-restart-'));
+    const snapshots = path.join(dataDir, 'index', 'snapshots');
+    const kept = () => (fs.existsSync(snapshots) ? fs.readdirSync(snapshots).flatMap((key) => fs.readdirSync(path.join(snapshots, key))) : []);
+    try {
+      const first = await startTestApp(engine, { store, env: { FOLIO_DATA_DIR: dataDir } });
+      await until(() => indexOf(first), (v) => v.loading === 0 && v.workspaces === 2);
+      await first.close();
+      expect(kept()).toHaveLength(2);
+      // Written while this data directory's process was down, by one with a data directory of its own.
+      const other = await startTestApp(engine, { store, env: { FOLIO_INDEX_PRELOAD: 'off' } });
+      const res = await call(other.app, 'POST', INGEST, { body: { embedding: vector(4020), content: 'The harbour froze over while the server was down.' } });
+      expect(res.statusCode, res.body).toBe(201);
+      await other.close();
+      const t = await startTestApp(engine, { store, env: { FOLIO_DATA_DIR: dataDir } });
+      try {
+        await until(() => indexOf(t), (v) => v.loading === 0 && v.workspaces === 2);
+        // Claimed and deleted by the load: a crash from here on starts with a full load.
+        expect(kept()).toEqual([]);
+        expect((await harbour(t, KEYS.read)).map((r) => r.content)).toContain('The harbour froze over while the server was down.');
+        expect((await harbour(t, KEYS.other)).map((r) => r.content)).toEqual(['Harbour dues for the beta workspace.']);
+      } finally {
+        await t.close();
+      }
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('with FOLIO_INDEX_PRELOAD=off loads a workspace at its first search only', async () => {
     const t = await startTestApp(engine, { store, env: { FOLIO_INDEX_PRELOAD: 'off' } });
     try {

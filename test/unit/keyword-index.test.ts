@@ -186,6 +186,34 @@ describe('KeywordIndex', () => {
     expect(index.holdsAll(['a', 'b'])).toBe(true);
   });
 
+  it('ranks and grows alike once restored from its state (a snapshot), lexemes of any script included', () => {
+    const words = ['café', 'naïve', 'кириллица', '日本語', 'fox', 'dog', 'a', 'b'];
+    const build = () => {
+      const index = new KeywordIndex();
+      for (let slot = 0; slot < 600; slot++) index.add(slot, page(words.filter((_, w) => (slot + w) % (w + 2) === 0).map((w, i) => `${w}:${1 + ((slot + i) % 4)}`).join(' ') || 'empty'));
+      for (let slot = 0; slot < 600; slot += 5) index.remove(slot);
+      return index;
+    };
+    const original = build();
+    const restored = KeywordIndex.restored(original.state());
+    expect(restored.slots).toBe(original.slots);
+    expect(restored.postings).toBe(original.postings);
+    const ranked = (index: KeywordIndex) => {
+      const hits = index.rank(words.map((lexeme, i) => ({ lexeme, weight: 1 + i })), null);
+      return Array.from(hits.slots, (slot, i) => [slot, hits.ranks[i]]).sort((x, y) => x[0] - y[0]);
+    };
+    expect(ranked(restored)).toEqual(ranked(original));
+    expect(restored.holdsAll(['café', '日本語'])).toBe(original.holdsAll(['café', '日本語']));
+    // New pages, with lexemes new to both, on both.
+    for (const index of [original, restored]) {
+      index.add(600, page('café:2 zebra кириллица'));
+      index.add(601, page('新しい fox'));
+    }
+    expect(ranked(restored)).toEqual(ranked(original));
+    expect(restored.holdsAll(['новый'])).toBe(false);
+    expect(restored.holdsAll(['新しい', 'fox'])).toBe(true);
+  });
+
   it('never lowers a rank when a term occurs more often at equal length', () => {
     const index = new KeywordIndex();
     for (let tf = 1; tf <= 256; tf++) index.add(tf - 1, page(`fox:${tf} other words`));

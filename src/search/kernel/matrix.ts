@@ -151,6 +151,24 @@ export class VectorMatrix {
     return this.#rows++;
   }
 
+  /** The bytes of rows [0, rows) of a matrix of codes, in place (valid until the memory grows): what a snapshot keeps. */
+  codeRows(): Uint8Array {
+    if (!this.layout.codes) throw new TypeError('only a matrix of codes gives its rows as bytes');
+    return this.#bytes.subarray(this.layout.header, this.layout.header + this.#rows * this.layout.stride);
+  }
+
+  /**
+   * Appends `rows` rows of codes that `fill` writes into the view it is given (rows of `stride`
+   * bytes), e.g. from a file; nothing else may change the matrix meanwhile.
+   */
+  async appendCodeRows(rows: number, fill: (into: Uint8Array) => Promise<void>): Promise<void> {
+    if (!this.layout.codes) throw new TypeError('a matrix of codes takes rows of codes');
+    this.reserve(this.#rows + rows);
+    const at = this.#offset(this.#rows) * 4;
+    await fill(this.#bytes.subarray(at, at + rows * this.layout.stride));
+    this.#rows += rows;
+  }
+
   /** A copy of a row. */
   get(row: number): Float32Array {
     this.#check(row);
