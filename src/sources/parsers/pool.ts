@@ -28,6 +28,11 @@ export interface ParserPoolOptions {
   timeoutMs?: number;
   /** Heap limit of each worker in MiB; a file that needs more fails. Default: Node's. */
   maxMemoryMb?: number;
+  /**
+   * The workers' Linux niceness: at the default, 10, a parse gives way to the process's
+   * requests when the cores are busy. 0 runs them as any other thread.
+   */
+  niceness?: number;
   /** OCR of scanned PDF pages and images; absent or null: OCR is off. */
   ocr?: OcrPoolOptions | null;
 }
@@ -42,6 +47,11 @@ export interface OcrPoolOptions {
    * prepared, a recognition asked for). Default 120 s.
    */
   pageTimeoutMs?: number;
+}
+
+/** What a worker is started with. */
+export interface WorkerStart {
+  niceness: number;
 }
 
 export interface WorkerJob {
@@ -95,12 +105,15 @@ interface Slot {
 }
 
 const DEFAULT_TIMEOUT_MS = 300_000;
+/** Parsing is background work beside the requests the process answers (searches, /health). */
+const BACKGROUND_NICENESS = 10;
 const DEFAULT_OCR_PAGE_TIMEOUT_MS = 120_000;
 
 export class ParserPool {
   readonly threads: number;
   readonly #timeoutMs: number;
   readonly #maxMemoryMb: number | undefined;
+  readonly #niceness: number;
   readonly #ocr: { threads: number; languages: string[]; pageTimeoutMs: number } | null;
   #ocrEngine: OcrEngine | null = null;
   readonly #slots: Slot[];
@@ -115,6 +128,7 @@ export class ParserPool {
     }
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#maxMemoryMb = opts.maxMemoryMb;
+    this.#niceness = opts.niceness ?? BACKGROUND_NICENESS;
     if (opts.ocr) {
       const threads = opts.ocr.threads ?? 1;
       if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`OCR threads must be a positive integer, got ${threads}`);
@@ -187,7 +201,8 @@ export class ParserPool {
   }
 
   #spawn(slot: Slot): Worker {
-    const worker = startWorker(import.meta.url, 'worker', {}, this.#maxMemoryMb ? { maxOldGenerationSizeMb: this.#maxMemoryMb } : undefined);
+    const start: WorkerStart = { niceness: this.#niceness };
+    const worker = startWorker(import.meta.url, 'worker', start, this.#maxMemoryMb ? { maxOldGenerationSizeMb: this.#maxMemoryMb } : undefined);
     worker.on('message', (reply: WorkerReply) => {
       const job = slot.job;
       if (slot.worker !== worker || !job || reply.id !== job.id) return;

@@ -3,22 +3,20 @@
 // images go to the pool's OCR engine on the parent thread and their text comes back here.
 
 import os from 'node:os';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { OcrResult, OcrService, RecognizeOptions } from '../ocr/types.js';
 import { parseDocument } from './parse.js';
 import { PARSERS } from './registry.js';
 import { ParseError } from './types.js';
-import type { OcrReply, OcrRequest, WorkerJob, WorkerMessage, WorkerReply } from './pool.js';
+import type { OcrReply, OcrRequest, WorkerJob, WorkerMessage, WorkerReply, WorkerStart } from './pool.js';
 
 const port = parentPort;
 if (!port) throw new Error('worker.ts runs only as a worker thread');
 
-// Parsing is background work beside the requests the process answers (searches, /health): on
-// Linux each thread has a niceness of its own, and at this one a parse gives way to them when
-// the cores are busy instead of taking an equal share.
-const BACKGROUND_NICENESS = 10;
+// On Linux each thread has a niceness of its own: at the pool's (10 by default) a parse gives way
+// to the process's requests when the cores are busy instead of taking an equal share.
 try {
-  os.setPriority(BACKGROUND_NICENESS);
+  os.setPriority((workerData as WorkerStart).niceness);
 } catch {
   // Refused (some sandboxes): the thread runs at the process's priority.
 }
