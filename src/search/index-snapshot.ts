@@ -25,7 +25,7 @@ import { EMBEDDING_DIMENSIONS } from './vectors.js';
 import { CODE_SPACE, WorkspacePages } from './workspace-pages.js';
 
 /** Moves whenever what a snapshot holds, or how, changes. */
-const FORMAT = 1;
+const FORMAT = 2;
 
 /** What the saved codes, norms and superseded rows depend on: a snapshot made under other constants is not used. */
 const FINGERPRINT = JSON.stringify({
@@ -53,7 +53,7 @@ const ARRAYS = {
   lexemeChars: Uint16Array,
   lexemeLengths: Int32Array,
   postingLengths: Int32Array,
-  postings: Uint32Array,
+  postings: Uint8Array,
   norms: Float64Array,
   live: Uint8Array,
   rowPlace: Int32Array,
@@ -192,8 +192,8 @@ export class IndexSnapshots {
         rowSuperseded: state.rowSuperseded,
         lexemeChars: state.keyword.lexemes.chars,
         lexemeLengths: state.keyword.lexemes.lengths,
-        postingLengths: state.keyword.lengths,
-        postings: state.keyword.postings,
+        postingLengths: state.keyword.postings.lengths,
+        postings: state.keyword.postings.bytes,
         norms: state.keyword.norms,
         live: state.keyword.live,
         rowPlace: files.vectors.rowPlace,
@@ -284,8 +284,7 @@ export class IndexSnapshots {
           maxError: manifest.maxError,
           keyword: {
             lexemes: { chars: arrays.lexemeChars, lengths: arrays.lexemeLengths },
-            lengths: arrays.postingLengths,
-            postings: arrays.postings,
+            postings: { lengths: arrays.postingLengths, bytes: arrays.postings },
             norms: arrays.norms,
             live: arrays.live,
           },

@@ -4,6 +4,7 @@
 // the corpus and a page's rank never changes when others are added or removed.
 import { missingWordCount } from '../text/word-weight.js';
 import { grown, LexemeTable, type LexemeState } from './lexeme-table.js';
+import { PostingLists, type PostingState } from './posting-lists.js';
 import type { TermCount } from './tsvector.js';
 
 /**
@@ -33,11 +34,8 @@ function lengthNorm(distinctLexemes: number): number {
   return K1 * (1 - B + (B * distinctLexemes) / L);
 }
 
-// A posting packs slot and term frequency in 32 bits: slot << 8 | (tf - 1). PostgreSQL keeps
-// at most 256 positions per lexeme, so tf fits in 8 bits, and slots stay below 2^24.
-const TF_BITS = 8;
-const TF_MASK = (1 << TF_BITS) - 1;
-export const MAX_SLOTS = 2 ** (32 - TF_BITS);
+/** Slots stay below this (a page index holds at most this many pages, live or removed, between compactions). */
+export const MAX_SLOTS = 2 ** 24;
 
 /** The pages a query matched and their ranks: views of the index's scratch, valid until its next rank(). */
 export interface KeywordHits {
@@ -45,39 +43,10 @@ export interface KeywordHits {
   ranks: Float64Array;
 }
 
-/** The room a new list starts with. */
-const MIN_ROOM = 4;
-
-/** The room a list of `length` postings is given when the arena is packed: an eighth more (at least MIN_ROOM). */
-function spareFor(length: number): number {
-  return Math.max(MIN_ROOM, length + (length >> 3));
-}
-
-/** The posting of `slot` with `tf` occurrences (PostgreSQL keeps at most 256 positions). */
-function posting(slot: number, tf: number): number {
-  return ((slot << TF_BITS) | (Math.min(tf, TF_MASK + 1) - 1)) >>> 0;
-}
-
-/** Where the slot's posting is in data[from, to) (ordered by slot), or -1. */
-function positionOf(data: Uint32Array, from: number, to: number, slot: number): number {
-  let lo = from;
-  let hi = to - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const at = data[mid] >>> TF_BITS;
-    if (at < slot) lo = mid + 1;
-    else if (at > slot) hi = mid - 1;
-    else return mid;
-  }
-  return -1;
-}
-
-/** What a snapshot keeps of the index (index-snapshot.ts): its lexemes, their postings one list after another, and the per-slot arrays. */
+/** What a snapshot keeps of the index (index-snapshot.ts): its lexemes, their posting lists, and the per-slot arrays. */
 export interface KeywordState {
   lexemes: LexemeState;
-  /** Per lexeme id, the length of its list in `postings`. */
-  lengths: Int32Array;
-  postings: Uint32Array;
+  postings: PostingState;
   /** Per slot up to the next one to add. */
   norms: Float64Array;
   live: Uint8Array;
@@ -85,17 +54,8 @@ export interface KeywordState {
 
 export class KeywordIndex {
   private lexemes = new LexemeTable();
-  /**
-   * Every lexeme's postings, in increasing slot order, in one arena: lexeme id's are
-   * arena[start, start + length), with room up to start + room before they must move to its end.
-   * One array rather than one per lexeme: appending during a load then touches no list object and
-   * allocates no array when a list grows (a 50k-page load: 2.2 -> 1.3 s in process).
-   */
-  private arena = new Uint32Array(64 * 1024);
-  private arenaUsed = 0;
-  /** Per lexeme id: start, length and room, at 3 id. */
-  private spans = new Int32Array(3 * 1024);
-  private lists = 0;
+  /** Per lexeme id, its postings (posting-lists.ts): the list of id i is list i. */
+  private lists = new PostingLists();
   /** Scratch of addTsvectorBytes(): the page's lexeme ids and term frequencies (holdTerm). */
   private pageIds = new Int32Array(256);
   private pageTfs = new Int32Array(256);
@@ -114,10 +74,10 @@ export class KeywordIndex {
     return this.nextSlot;
   }
 
-  /** Indexes the page in `slot`; slots must be added in increasing order. */
+  /** Indexes the page in `slot`, whose terms are distinct lexemes (as a tsvector's); slots must be added in increasing order. */
   add(slot: number, terms: readonly TermCount[]): void {
     this.startPage(slot);
-    for (const { lexeme, tf } of terms) this.append(this.idOf(lexeme, 0, lexeme.length), posting(slot, tf));
+    for (const { lexeme, tf } of terms) this.lists.append(this.idOf(lexeme, 0, lexeme.length), slot, tf);
     this.endPage(slot, terms.length);
   }
 
@@ -160,7 +120,7 @@ export class KeywordIndex {
 
   /** Adds the `count` held lexemes as the page in `slot`: a page read in full, never in part. */
   private addHeldTerms(slot: number, count: number): void {
-    for (let t = 0; t < count; t++) this.append(this.pageIds[t], posting(slot, this.pageTfs[t]));
+    for (let t = 0; t < count; t++) this.lists.append(this.pageIds[t], slot, this.pageTfs[t]);
     this.endPage(slot, count);
   }
 
@@ -182,61 +142,13 @@ export class KeywordIndex {
 
   /** `id`, given an empty list if its lexeme is new. */
   private listed(id: number): number {
-    if (id === this.lists) {
-      this.lists++;
-      if (3 * id === this.spans.length) this.spans = grown(this.spans, this.spans.length * 2);
-      // An id given up by compact() left its list's span behind.
-      this.spans.fill(0, 3 * id, 3 * id + 3);
-    }
+    if (id === this.lists.size) this.lists.addList();
     return id;
   }
 
-  private append(id: number, value: number): void {
-    const span = 3 * id;
-    const length = this.spans[span + 1];
-    if (length === this.spans[span + 2]) this.move(id, Math.max(MIN_ROOM, 2 * length));
-    this.arena[this.spans[span] + length] = value;
-    this.spans[span + 1] = length + 1;
-  }
-
-  /** Moves list `id` to the arena's end with `room` postings of room; a full arena is packed into one twice as large. */
-  private move(id: number, room: number): void {
-    if (this.arenaUsed + room > this.arena.length) this.pack(room);
-    const span = 3 * id;
-    const from = this.spans[span];
-    this.arena.copyWithin(this.arenaUsed, from, from + this.spans[span + 1]);
-    this.spans[span] = this.arenaUsed;
-    this.spans[span + 2] = room;
-    this.arenaUsed += room;
-  }
-
-  /**
-   * Copies every list into a new arena, with an eighth of its length to spare (what moved lists
-   * left behind is dropped), and at least `free` postings free after them.
-   */
-  private pack(free: number): void {
-    let needed = free;
-    for (let id = 0; id < this.lists; id++) needed += spareFor(this.spans[3 * id + 1]);
-    const arena = new Uint32Array(Math.max(needed, free > 0 ? 2 * this.arenaUsed : 0, 1024));
-    let used = 0;
-    for (let id = 0; id < this.lists; id++) {
-      const span = 3 * id;
-      const length = this.spans[span + 1];
-      arena.set(this.arena.subarray(this.spans[span], this.spans[span] + length), used);
-      this.spans[span] = used;
-      this.spans[span + 2] = spareFor(length);
-      used += this.spans[span + 2];
-    }
-    this.arena = arena;
-    this.arenaUsed = used;
-  }
-
-  /**
-   * Packs the arena tight, each list with an eighth to spare: what moved lists left behind and
-   * the room their doubling left unused go back. Once a workspace's load has ended.
-   */
+  /** Packs the posting lists tight, once a workspace's load has ended (see PostingLists.trim). */
   trim(): void {
-    this.pack(0);
+    this.lists.trim();
   }
 
   private startPage(slot: number): void {
@@ -264,26 +176,15 @@ export class KeywordIndex {
   rank(query: readonly QueryTerm[], accepts: ((slot: number) => boolean) | null): KeywordHits {
     const { SCALE, K1 } = RANK;
     const acc = this.scratch;
-    const touched = this.touched;
+    const arrays = { gain: K1 + 1, norms: this.norms, live: this.live, acc, touched: this.touched };
     let count = 0;
     for (const term of query) {
       const id = this.lexemes.find(term.lexeme);
-      if (id < 0) continue;
-      const a = SCALE * term.weight;
-      const data = this.arena;
-      const from = this.spans[3 * id];
-      const to = from + this.spans[3 * id + 1];
-      for (let j = from; j < to; j++) {
-        const slot = data[j] >>> TF_BITS;
-        if (this.live[slot] === 0) continue;
-        const tf = (data[j] & TF_MASK) + 1;
-        if (acc[slot] === 0) touched[count++] = slot;
-        acc[slot] += (a * tf * (K1 + 1)) / (tf + this.norms[slot]);
-      }
+      if (id >= 0) count = this.lists.accumulate(id, SCALE * term.weight, arrays, count);
     }
     let kept = 0;
     for (let t = 0; t < count; t++) {
-      const slot = touched[t];
+      const slot = this.touched[t];
       if (accepts === null || accepts(slot)) {
         this.hitSlots[kept] = slot;
         this.hitRanks[kept++] = acc[slot];
@@ -300,9 +201,8 @@ export class KeywordIndex {
     let r = 0;
     for (const term of query) {
       const id = this.lexemes.find(term.lexeme);
-      const at = id < 0 ? -1 : this.positionIn(id, slot);
-      if (at < 0) continue;
-      const tf = (this.arena[at] & TF_MASK) + 1;
+      const tf = id < 0 ? 0 : this.lists.tfOf(id, slot);
+      if (tf === 0) continue;
       r += (SCALE * term.weight * tf * (K1 + 1)) / (tf + this.norms[slot]);
     }
     return r;
@@ -317,20 +217,14 @@ export class KeywordIndex {
       ids.push(id);
     }
     if (ids.length === 0) return false;
-    ids.sort((a, b) => this.spans[3 * a + 1] - this.spans[3 * b + 1]);
+    ids.sort((a, b) => this.lists.lengthOf(a) - this.lists.lengthOf(b));
     const [shortest, ...rest] = ids;
-    const from = this.spans[3 * shortest];
-    for (let j = from; j < from + this.spans[3 * shortest + 1]; j++) {
-      const slot = this.arena[j] >>> TF_BITS;
-      if (this.live[slot] === 1 && rest.every((id) => this.positionIn(id, slot) >= 0)) return true;
+    const { slots, length } = this.lists.decode(shortest);
+    for (let j = 0; j < length; j++) {
+      const slot = slots[j];
+      if (this.live[slot] === 1 && rest.every((id) => this.lists.tfOf(id, slot) > 0)) return true;
     }
     return false;
-  }
-
-  /** Where the slot's posting is in the arena, in list `id`, or -1. */
-  private positionIn(id: number, slot: number): number {
-    const from = this.spans[3 * id];
-    return positionOf(this.arena, from, from + this.spans[3 * id + 1], slot);
   }
 
   /**
@@ -339,28 +233,11 @@ export class KeywordIndex {
    * holds any more.
    */
   compact(remap: Int32Array, slots: number): void {
-    this.postings = 0;
-    const kept: number[] = [];
-    const data = this.arena;
-    for (let id = 0; id < this.lists; id++) {
-      // Kept postings move down within the list's own span; the list takes the next kept id.
-      const from = this.spans[3 * id];
-      let length = 0;
-      for (let j = from; j < from + this.spans[3 * id + 1]; j++) {
-        const to = remap[data[j] >>> TF_BITS];
-        if (to >= 0) data[from + length++] = ((to << TF_BITS) | (data[j] & TF_MASK)) >>> 0;
-      }
-      if (length === 0) continue;
-      const span = 3 * kept.length;
-      this.spans[span] = from;
-      this.spans[span + 1] = length;
-      this.spans[span + 2] = this.spans[3 * id + 2];
-      kept.push(id);
-      this.postings += length;
-    }
-    this.lists = kept.length;
-    this.pack(0);
+    const { lists, kept } = this.lists.compacted(remap);
+    this.lists = lists;
     this.lexemes.retain(kept);
+    this.postings = 0;
+    for (let id = 0; id < lists.size; id++) this.postings += lists.lengthOf(id);
     const norms = new Float64Array(Math.max(1024, slots));
     const live = new Uint8Array(norms.length);
     for (let old = 0; old < remap.length; old++) {
@@ -378,47 +255,17 @@ export class KeywordIndex {
 
   /** The index as a snapshot keeps it, copied: removed pages' postings too (their slots are not live). */
   state(): KeywordState {
-    const lengths = new Int32Array(this.lists);
-    let total = 0;
-    for (let id = 0; id < this.lists; id++) total += lengths[id] = this.spans[3 * id + 1];
-    const postings = new Uint32Array(total);
-    let at = 0;
-    for (let id = 0; id < this.lists; id++) {
-      const from = this.spans[3 * id];
-      postings.set(this.arena.subarray(from, from + lengths[id]), at);
-      at += lengths[id];
-    }
-    return { lexemes: this.lexemes.state(), lengths, postings, norms: this.norms.slice(0, this.nextSlot), live: this.live.slice(0, this.nextSlot) };
+    return { lexemes: this.lexemes.state(), postings: this.lists.state(), norms: this.norms.slice(0, this.nextSlot), live: this.live.slice(0, this.nextSlot) };
   }
 
-  /** The index a snapshot kept, its arena packed as trim() leaves it. */
+  /** The index a snapshot kept, its lists packed as trim() leaves them. */
   static restored(state: KeywordState): KeywordIndex {
     const index = new KeywordIndex();
     const slots = state.norms.length;
-    if (state.live.length !== slots || state.lengths.length !== state.lexemes.lengths.length) throw new RangeError('a snapshot of the keyword index does not add up');
+    if (state.live.length !== slots || state.postings.lengths.length !== state.lexemes.lengths.length) throw new RangeError('a snapshot of the keyword index does not add up');
     index.lexemes = LexemeTable.restored(state.lexemes);
-    index.lists = state.lengths.length;
-    index.spans = new Int32Array(3 * Math.max(1024, index.lists + 1));
-    let needed = 0;
-    for (const length of state.lengths) needed += spareFor(length);
-    index.arena = new Uint32Array(Math.max(needed, 1024));
-    let from = 0;
-    let used = 0;
-    for (let id = 0; id < index.lists; id++) {
-      const length = state.lengths[id];
-      if (length < 0 || from + length > state.postings.length) throw new RangeError('a snapshot of the keyword index overruns its postings');
-      const list = state.postings.subarray(from, from + length);
-      for (let j = 0; j < length; j++) if (list[j] >>> TF_BITS >= slots) throw new RangeError('a snapshot of the keyword index holds a slot beyond its pages');
-      index.arena.set(list, used);
-      index.spans[3 * id] = used;
-      index.spans[3 * id + 1] = length;
-      index.spans[3 * id + 2] = spareFor(length);
-      used += spareFor(length);
-      from += length;
-    }
-    if (from !== state.postings.length) throw new RangeError('a snapshot of the keyword index leaves postings over');
-    index.arenaUsed = used;
-    index.postings = from;
+    index.lists = PostingLists.restored(state.postings, slots);
+    for (let id = 0; id < index.lists.size; id++) index.postings += index.lists.lengthOf(id);
     index.ensure(Math.max(1024, slots));
     index.norms.set(state.norms);
     index.live.set(state.live);
@@ -428,7 +275,7 @@ export class KeywordIndex {
 
   /** Bytes held by postings, lexemes and per-slot arrays (not counting the lexeme strings). */
   byteLength(): number {
-    let bytes = this.norms.byteLength + this.live.byteLength + this.arena.byteLength + this.spans.byteLength + this.lexemes.byteLength();
+    let bytes = this.norms.byteLength + this.live.byteLength + this.lists.byteLength() + this.lexemes.byteLength();
     for (const scratch of [this.scratch, this.touched, this.hitSlots, this.hitRanks]) bytes += scratch.byteLength;
     return bytes;
   }

@@ -224,7 +224,7 @@ describe('KeywordIndex', () => {
 
   it('applies the filter and forgets removed pages, before and after compaction', () => {
     const index = new KeywordIndex();
-    const many = Array.from({ length: 3000 }, (_, i) => page(`fox:${1 + (i % 5)} w${i} w${i % 7}`));
+    const many = Array.from({ length: 3000 }, (_, i) => page(`fox:${1 + (i % 5)} w${i} v${i % 7}`));
     many.forEach((p, slot) => index.add(slot, p));
     const even = index.rank(query, (slot) => slot % 2 === 0);
     expect(even.slots.length).toBe(1500);
