@@ -123,6 +123,7 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
     const registry = new TaskRegistry([
       ...ingestTasks({
         db: store.db,
+        engine: store.engine,
         blobs,
         parsers,
         embedder,

@@ -9,12 +9,12 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ValidationError } from '../errors.js';
 import { segmentPage } from '../text/segmentation.js';
-import { pageTsvector, storePageLexemes } from '../search/page-tsvector.js';
+import { pageLexemesFor, pageTsvector } from '../search/page-tsvector.js';
 import { normalizeVector } from '../search/vectors.js';
 import { mapInSlices } from '../slices.js';
 import { insertEmbeddedDocuments, insertEmbeddedDocumentsUnwatched, type EmbeddedDocument } from '../store/document-writes.js';
 import type { NewPage } from '../store/documents.js';
-import type { Store } from '../store/engine.js';
+import type { Engine, Store } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
 import { assertStorableText } from '../text/json-text.js';
 import { recordEvents, taskEvent } from '../webhooks/events.js';
@@ -147,14 +147,15 @@ export class EmbeddingIngester {
   private writers = 0;
 
   /** The ingester for `store`: on the embedded engine it writes through the engine's thread. */
-  static forStore(store: Pick<Store, 'db' | 'writeEmbedded'>, onEvents?: () => void): EmbeddingIngester {
+  static forStore(store: Pick<Store, 'db' | 'engine' | 'writeEmbedded'>, onEvents?: () => void): EmbeddingIngester {
     return store.writeEmbedded
-      ? new EmbeddingIngester(store.db, WRITERS.embedded, onEvents, store.writeEmbedded)
-      : new EmbeddingIngester(store.db, WRITERS.server, onEvents);
+      ? new EmbeddingIngester(store.db, store.engine, WRITERS.embedded, onEvents, store.writeEmbedded)
+      : new EmbeddingIngester(store.db, store.engine, WRITERS.server, onEvents);
   }
 
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly engine: Engine,
     /** Batches in flight at once. */
     private readonly maxWriters: number,
     /** Told after a batch recorded webhook deliveries (the delivery loop wakes up). */
@@ -243,10 +244,10 @@ export class EmbeddingIngester {
 
   private async write(batch: Pending[]): Promise<void> {
     try {
-      // Pages come with their tsvector where page-tsvector.ts covers the text: PostgreSQL's
-      // parser was half of the embedded engine's work per page.
+      // On the embedded engine pages come with their tsvector where page-tsvector.ts covers the
+      // text: PostgreSQL's parser was half of the engine's work per page.
       // In slices: a batch of 128 pages in one stretch held every other request.
-      const lexemeOf = await storePageLexemes(this.db);
+      const lexemeOf = await pageLexemesFor(this.db, this.engine);
       if (lexemeOf) await mapInSlices(batch, (p) => {
           if (p.page.tsv === undefined) p.page.tsv = pageTsvector(p.page.content, lexemeOf);
         });

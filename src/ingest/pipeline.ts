@@ -5,9 +5,10 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { Type, type Static } from 'typebox';
 import { EmbeddingRequestError, type EmbeddingProvider } from '../providers/embeddings/index.js';
-import { pageTsvector, storePageLexemes } from '../search/page-tsvector.js';
+import { pageLexemesFor, pageTsvector } from '../search/page-tsvector.js';
 import { mapInSlices } from '../slices.js';
 import { insertDocument, insertPages, type NewPage } from '../store/documents.js';
+import type { Engine } from '../store/engine.js';
 import type { Database } from '../store/schema.js';
 import { TaskError } from '../errors.js';
 import { DocumentFormatSchema, OCR_OFF_HINT, fetchSource, parseSource, readStoredFile, type ParsedDocument, type SourceDeps } from '../sources/index.js';
@@ -17,6 +18,8 @@ import { segmentPage } from '../text/segmentation.js';
 
 export interface IngestDeps extends SourceDeps {
   db: Kysely<Database>;
+  /** The store's engine: on the embedded one the service computes the pages' tsvectors (page-tsvector.ts). */
+  engine: Engine;
   embedder: EmbeddingProvider;
   /** Told of the pages each ingested document stored. */
   onPagesIngested?: (pages: number) => void;
@@ -101,9 +104,9 @@ async function processFile(
   await report(45, `Segmented ${pages.length} page${pages.length === 1 ? '' : 's'} into paragraphs and sentences`, true);
 
   const vectors = await embedPages(deps, ctx, pages, report);
-  // Pages whose text page-tsvector.ts covers come with their tsvector, as ingested embeddings
-  // do: the database's text parser would run on the embedded engine's one thread.
-  const lexemeOf = await storePageLexemes(deps.db);
+  // On the embedded engine pages whose text page-tsvector.ts covers come with their tsvector, as
+  // ingested embeddings do: the database's text parser would run on the engine's one thread.
+  const lexemeOf = await pageLexemesFor(deps.db, deps.engine);
   const tsvs = lexemeOf ? await mapInSlices(pages, (content) => pageTsvector(content, lexemeOf)) : [];
   const newPages: NewPage[] = pages.map((content, i) => ({
     pageNumber: i + 1,

@@ -5,7 +5,7 @@
 // refused rather than guessed. One statement per engine compares all of them.
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { cachedEnglishLexeme, enginePageLexemes, pageTsvector, PROBE_TEXT, storePageLexemes } from '../../src/search/page-tsvector.js';
+import { cachedEnglishLexeme, enginePageLexemes, pageLexemesFor, pageTsvector, PROBE_TEXT, storePageLexemes } from '../../src/search/page-tsvector.js';
 import { corpusFile } from '../helpers/corpus.js';
 import { ENGINES, openTestStore, withBareEngine, type Ask } from '../helpers/stores.js';
 
@@ -130,5 +130,16 @@ describe.each(ENGINES)('enginePageLexemes on %s', (engine) => {
     expect(await failed).toBeNull();
     expect(storePageLexemes(closed.db)).not.toBe(failed);
     expect(await storePageLexemes(closed.db)).toBeNull();
+  });
+
+  it('is what the service computes pages’ tsvectors with on the embedded engine, and nothing on the server (its backends do)', async () => {
+    const store = await openTestStore(engine);
+    try {
+      const lexemeOf = await pageLexemesFor(store.db, store.engine);
+      if (engine === 'postgres') expect(lexemeOf).toBeNull();
+      else expect(lexemeOf).toBe(await storePageLexemes(store.db));
+    } finally {
+      await store.close();
+    }
   });
 });
