@@ -80,24 +80,36 @@ function opensAtMost(text: string, max: number): boolean {
   return true;
 }
 
+/** What the nesting walk stops at: a string's start and the brackets; within a string, its end or an escape. */
+const STRUCTURE = /["[\]{}]/g;
+const STRING_STOP = /["\\]/g;
+
 /** Whether a JSON text nests arrays and objects deeper than `max`, found without parsing it. */
 export function nestsDeeperThan(text: string, max: number): boolean {
   // Most bodies open few arrays and objects: then they cannot nest deeper, and the walk below
-  // (as costly as parsing a body of numbers) is not needed.
+  // is not needed.
   if (opensAtMost(text, max)) return false;
+  // The walk hops from one character that matters to the next with native searches: a batch of
+  // 500 embeddings (9 MB) took 120-200 ms going character by character, as long as parsing it,
+  // and takes 25-50 ms so.
   let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+  STRUCTURE.lastIndex = 0;
+  for (let found = STRUCTURE.exec(text); found !== null; found = STRUCTURE.exec(text)) {
+    const c = text.charCodeAt(found.index);
     if (c === 0x22) {
-      // A string: skip to its closing quote, over escapes.
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c) i++;
-        else if (d === 0x22) break;
+      // A string: on to its closing quote, over escapes; an unclosed one ends the walk (JSON.parse refuses it).
+      STRING_STOP.lastIndex = found.index + 1;
+      for (let stop = STRING_STOP.exec(text); ; stop = STRING_STOP.exec(text)) {
+        if (stop === null) return false;
+        if (text.charCodeAt(stop.index) === 0x22) {
+          STRUCTURE.lastIndex = stop.index + 1;
+          break;
+        }
+        STRING_STOP.lastIndex = stop.index + 2;
       }
     } else if (c === 0x5b || c === 0x7b) {
       if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) {
+    } else {
       depth--;
     }
   }

@@ -26,6 +26,34 @@ describe('nestsDeeperThan', () => {
     expect(JSON.parse(text)).toHaveLength(2);
     expect(nestsDeeperThan(text, MAX_JSON_DEPTH)).toBe(false);
   });
+
+  it('agrees with a walk of every character on texts of strings, escapes and brackets, closed or not', () => {
+    // The reference: one character at a time, strings skipped over their escapes.
+    const reference = (text: string, max: number) => {
+      let depth = 0;
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (c === '"') {
+          for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+        } else if (c === '[' || c === '{') {
+          if (++depth > max) return true;
+        } else if (c === ']' || c === '}') {
+          depth--;
+        }
+      }
+      return false;
+    };
+    let seed = 3;
+    const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const pieces = ['[', '[', '{', ']', '}', '"', '"', '\\', '\\"', '"\\\\"', 'a', '1,', ':'];
+    for (let round = 0; round < 3000; round++) {
+      let text = '';
+      const length = 1 + random(80);
+      for (let i = 0; i < length; i++) text += pieces[random(pieces.length)];
+      const max = 1 + random(6);
+      expect(nestsDeeperThan(text, max), text).toBe(reference(text, max));
+    }
+  });
 });
 
 describe('isStorableText', () => {
