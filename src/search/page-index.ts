@@ -148,7 +148,7 @@ function collectAfterLoad(pages: number): void {
 }
 
 /**
- * Pages a load indexes between two turns of the event loop. A load's batch of 500 pages held
+ * Pages a load or a catch-up indexes between two turns of the event loop. A load's batch of 500 pages held
  * this thread for 50-170 ms (its lexemes found, its postings appended, on a slow machine), which
  * requests for other workspaces and /health waited out; a start-up loads every workspace so.
  */
@@ -654,8 +654,13 @@ export class PageIndex {
         // Appends move nothing a search in flight holds (its scan covers the rows it began
         // with, and rank() skips pages added after), so they need not wait for those searches:
         // under steady ingestion, waiting for them held every catch-up, and every search
-        // arriving meanwhile, for a scan or two.
-        ws.addAll(pages);
+        // arriving meanwhile, for a scan or two. In slices: the first search after a burst of
+        // ingestion reads thousands of pages, which took the thread for a second in one go.
+        for (let i = 0; i < pages.length; i += LOAD_SLICE) {
+          if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+          this.assertOpen();
+          ws.addAll(pages.slice(i, i + LOAD_SLICE));
+        }
       } else if (deleted.size > 0 || pages.length > 0) {
         await ws.gate.write(() => {
           for (const pageId of deleted) ws.remove(pageId);

@@ -10,6 +10,7 @@ import { RANK } from '../../src/search/keyword-index.js';
 import { PageIndex, type PageQuery, type RankedPage } from '../../src/search/page-index.js';
 import { keywordScore, semanticScore } from '../../src/search/scores.js';
 import { parseTsvector } from '../../src/search/tsvector.js';
+import { WorkspacePages } from '../../src/search/workspace-pages.js';
 import { normalizeVector } from '../../src/search/vectors.js';
 import { EmbeddingIngester } from '../../src/documents/ingest-embedding.js';
 import { deleteDocuments, insertDocument, insertPages } from '../../src/store/documents.js';
@@ -328,6 +329,34 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     const got = await inFlight;
     expect(got.map((r) => r.pageId)).toEqual(before.slice(0, slow.k).map((r) => r.pageId));
     got.forEach((r, i) => expect(r.relevance).toBeCloseTo(before[i].relevance, 6));
+  }, 60_000);
+
+  it('adds the pages of a large catch-up a slice at a time, other work running between the slices', async () => {
+    await index.search(workspaceId, await queryOf('boundary layer', 0.5));
+    await addDocuments(5000, 5600);
+    // A turn counter that runs only when the thread is free between tasks.
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const slices: { pages: number; turns: number }[] = [];
+    const original = WorkspacePages.prototype.addAll;
+    const addAll = vi.spyOn(WorkspacePages.prototype, 'addAll').mockImplementation(function (this: WorkspacePages, pages) {
+      slices.push({ pages: pages.length, turns });
+      original.call(this, pages);
+    });
+    try {
+      await expectReference(await queryOf('boundary layer', 0.5));
+    } finally {
+      addAll.mockRestore();
+      counting = false;
+    }
+    expect(slices.reduce((n, s) => n + s.pages, 0)).toBe(600);
+    expect(Math.max(...slices.map((s) => s.pages))).toBeLessThanOrEqual(100);
+    for (let i = 1; i < slices.length; i++) expect(slices[i].turns).toBeGreaterThan(slices[i - 1].turns);
   }, 60_000);
 
   it('ranks as the reference while pages are added and removed between its scan and its catch-up', async () => {
