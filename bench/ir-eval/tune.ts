@@ -3,7 +3,7 @@
 // pages hold them; cached in $TMPDIR), and every candidate is scored in process, without
 // ingesting anything. For each collection held out, the constants are chosen on the other
 // two and the held-out collection's figures reported.
-// `npx tsx bench/ir-eval/tune.ts [--part missing|embedder|joint|scale|all] [--corpus DIR] [--verbose]`. See README.md.
+// `npx tsx bench/ir-eval/tune.ts [--part missing|embedder|joint|scale|transform|all] [--corpus DIR] [--verbose]`. See README.md.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -290,4 +290,95 @@ if (args.part === 'scale' || args.part === 'all') {
       ),
     ([k, h, s]) => h - Math.max(k, s),
   );
+}
+
+if (args.part === 'transform' || args.part === 'all') {
+  // The form of keyword_score against the v2 embedder's cosines. Every candidate is monotone
+  // in the raw rank within a query, so the keyword ranking is unchanged; only the hybrid
+  // moves. x = the raw rank (SCALE 1) divided by the query's own weight W^gamma (W the sum of
+  // its terms' qtf x idf, "l1", or their L2 norm, "l2": statistics of the query, never of the
+  // corpus; under l1^1, x < K1 + 1 whatever the page), then y = (scale x x)^power and
+  // keyword_score y/(y+1) ("ratio", the spec's r/(r+1) with r = y) or 1 - e^-y ("exp", r = e^y - 1).
+  const embed = lexemeEmbedder();
+  const semantic = new Map(collections.map((c) => [c.name, semanticScores(c, embed)]));
+  const raw = new Map(collections.map((c) => [c.name, keywordRanks(c, missingWordCount, 1)]));
+  const idf = (l: string) => Math.log(1 + RANK.PRIOR_MASS / (prior.get(l) ?? missingWordCount(l)));
+  type Norm = 'none' | 'l1' | 'l2';
+  const weightOf = (norm: Norm, q: Terms): number => {
+    if (norm === 'none') return 1;
+    const w = q.lexeme.map((l, j) => q.tf[j] * idf(l));
+    return norm === 'l1' ? w.reduce((a, b) => a + b, 0) : Math.hypot(...w);
+  };
+  const normalised = (norm: Norm, gamma: number) =>
+    new Map(
+      collections.map((c) => [
+        c.name,
+        raw.get(c.name)!.map((r, n) => {
+          const w = weightOf(norm, cache.lexed[c.name].queries[n]) ** gamma;
+          return w > 0 ? r.map((x) => x / w) : r;
+        }),
+      ]),
+    );
+  interface T {
+    norm: Norm;
+    gamma: number;
+    form: 'ratio' | 'exp';
+    scale: number;
+    power: number;
+  }
+  const POWERS = [0.5, 1, 1.5, 2];
+  const grids: [Norm, number, number[]][] = [
+    ['none', 0, [0.005, 0.01, 0.02, 0.03, 0.05, 0.08]],
+    ['l1', 1, [0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5]],
+    ['l1', 0.5, [0.02, 0.04, 0.07, 0.1, 0.15, 0.2, 0.3]],
+    ['l2', 1, [0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5]],
+  ];
+  const xs = new Map(grids.map(([norm, gamma]) => [`${norm}^${gamma}`, normalised(norm, gamma)]));
+  for (const [key, m] of xs) {
+    const med = collections.map((c) => {
+      const tops = m.get(c.name)!.map((r) => r.reduce((a, b) => Math.max(a, b), 0)).sort((a, b) => a - b);
+      return `${c.name} ${tops[tops.length >> 1].toFixed(3)}`;
+    });
+    console.log(`median best x (${key}): ${med.join(', ')}`);
+  }
+  const figures = (t: T) =>
+    new Map(
+      collections.map((c) => {
+        const ranks = xs.get(`${t.norm}^${t.gamma}`)!.get(c.name)!.map((q) =>
+          q.map((x) => {
+            const y = (t.scale * x) ** t.power;
+            return t.form === 'ratio' ? y : Math.expm1(Math.min(y, 700));
+          }),
+        );
+        const sem = semantic.get(c.name)!;
+        return [c.name, [score(c, ranks, sem, 0), score(c, ranks, sem, 0.5), score(c, ranks, sem, 1)]];
+      }),
+    );
+  const memo = new Map<string, Map<string, number[]>>();
+  const describe = (t: T) => `${t.form} of (${t.scale} x raw / W_${t.norm}^${t.gamma})^${t.power}`;
+  const cached = (t: T) => memo.get(describe(t)) ?? memo.set(describe(t), figures(t)).get(describe(t))!;
+  // A candidate whose scores reach 1 in floating point (exp of an unbounded x) ties pages and
+  // changes the keyword ranking itself: it is dropped.
+  const keywordNow = cached({ norm: 'none', gamma: 0, form: 'ratio', scale: 0.02, power: 1 });
+  const valid = (t: T) => collections.every((c) => Math.abs(cached(t).get(c.name)![0] - keywordNow.get(c.name)![0]) < 1e-9);
+  const objective = ([k, h, s]: number[]) => h - Math.max(k, s);
+  const worst = (v: number[]) => Math.min(...v);
+
+  // 1. Every family at once.
+  const all: T[] = [];
+  for (const [norm, gamma, scales] of grids) for (const form of ['ratio', 'exp'] as const) for (const scale of scales) for (const power of POWERS) {
+    all.push({ norm, gamma, form, scale, power });
+  }
+  const kept = all.filter(valid);
+  console.log(`\n${all.length - kept.length} of ${all.length} candidates dropped (keyword scores reaching 1: ${all.filter((t) => !valid(t)).map(describe).join('; ')})`);
+  leaveOneOut('keyword_score transform, every family (nDCG@10 keyword/hybrid 0.5/semantic; objective: mean of hybrid - max(parts))', kept, describe, cached, objective);
+  leaveOneOut('keyword_score transform, every family (objective: the worst of hybrid - max(parts))', kept, describe, cached, objective, worst);
+
+  // 2. The spec's form r/(r+1), r = (scale x raw / W_l1)^power: the rank as a share of the query's weight.
+  const l1: T[] = [];
+  for (const scale of [0.5, 0.75, 1, 1.25, 1.5, 2, 3]) for (const power of [1, 1.25, 1.5, 1.75, 2, 2.5, 3, 4]) l1.push({ norm: 'l1', gamma: 1, form: 'ratio', scale, power });
+  leaveOneOut('r = (scale x raw / W_l1)^power, r/(r+1) (objective: mean of hybrid - max(parts))', l1, describe, cached, objective);
+  leaveOneOut('r = (scale x raw / W_l1)^power, r/(r+1) (objective: the worst of hybrid - max(parts))', l1, describe, cached, objective, worst);
+  const power1 = l1.filter((t) => t.power === 1);
+  leaveOneOut('r = scale x raw / W_l1, r/(r+1) (objective: the worst of hybrid - max(parts))', power1, describe, cached, objective, worst);
 }
