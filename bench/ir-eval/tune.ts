@@ -82,8 +82,11 @@ const prior = new Map(Object.entries(cache.prior));
 /** The count assumed for a lexeme the prior lacks. */
 type Missing = (lexeme: string) => number;
 
-/** The keyword rank r of every document for every query (0 where nothing matched), as keyword-index.ts computes it. */
-function keywordRanks(c: Collection, missing: Missing, scale: number = RANK.SCALE): Float64Array[] {
+/** The idf of a lexeme as keyword-index.ts makes it. */
+const rankIdf = (l: string, missing: Missing) => Math.log(1 + RANK.PRIOR_MASS / (prior.get(l) ?? missing(l)));
+
+/** The raw BM25-shaped sum of every document for every query (0 where nothing matched). */
+function rawRanks(c: Collection, missing: Missing): Float64Array[] {
   const { docs, queries } = cache.lexed[c.name];
   const postings = new Map<string, { doc: number; tf: number }[]>();
   docs.forEach((d, i) => d.lexeme.forEach((l, j) => (postings.get(l) ?? postings.set(l, []).get(l)!).push({ doc: i, tf: d.tf[j] })));
@@ -91,12 +94,22 @@ function keywordRanks(c: Collection, missing: Missing, scale: number = RANK.SCAL
   return queries.map((q) => {
     const r = new Float64Array(docs.length);
     q.lexeme.forEach((l, j) => {
-      const idf = Math.log(1 + RANK.PRIOR_MASS / (prior.get(l) ?? missing(l)));
-      const w = q.tf[j] * idf * scale;
+      const w = q.tf[j] * rankIdf(l, missing);
       for (const p of postings.get(l) ?? []) r[p.doc] += (w * p.tf * (RANK.K1 + 1)) / (p.tf + norm[p.doc]);
     });
     return r;
   });
+}
+
+/** The query's own weight, the sum of its lexemes' qtf x idf (keyword-index.ts's queryWeight). */
+function queryWeights(c: Collection, missing: Missing): number[] {
+  return cache.lexed[c.name].queries.map((q) => q.lexeme.reduce((sum, l, j) => sum + q.tf[j] * rankIdf(l, missing), 0));
+}
+
+/** The keyword rank r as keyword-index.ts computes it: (SCALE x the raw sum / the query's weight)^POWER. */
+function keywordRanks(c: Collection, missing: Missing): Float64Array[] {
+  const weights = queryWeights(c, missing);
+  return rawRanks(c, missing).map((r, n) => r.map((x) => (x > 0 ? (RANK.SCALE * (x / weights[n])) ** RANK.POWER : 0)));
 }
 
 /** BM25 (k1 0.9, b 0.4) with the collection's own statistics, as run.ts's reference. */
@@ -273,7 +286,7 @@ if (args.part === 'scale' || args.part === 'all') {
   // the hybrid at 0.5 against the better of its parts. Keyword ranking is the same for all.
   const embed = lexemeEmbedder();
   const semantic = new Map(collections.map((c) => [c.name, semanticScores(c, embed)]));
-  const raw = new Map(collections.map((c) => [c.name, keywordRanks(c, missingWordCount, 1)]));
+  const raw = new Map(collections.map((c) => [c.name, rawRanks(c, missingWordCount)]));
   const candidates: { scale: number; power: number }[] = [];
   for (const scale of [0.01, 0.02, 0.03, 0.05, 0.08]) for (const power of [0.5, 0.75, 1, 1.5, 2]) candidates.push({ scale, power });
   leaveOneOut(
@@ -301,8 +314,8 @@ if (args.part === 'transform' || args.part === 'all') {
   // keyword_score y/(y+1) ("ratio", the spec's r/(r+1) with r = y) or 1 - e^-y ("exp", r = e^y - 1).
   const embed = lexemeEmbedder();
   const semantic = new Map(collections.map((c) => [c.name, semanticScores(c, embed)]));
-  const raw = new Map(collections.map((c) => [c.name, keywordRanks(c, missingWordCount, 1)]));
-  const idf = (l: string) => Math.log(1 + RANK.PRIOR_MASS / (prior.get(l) ?? missingWordCount(l)));
+  const raw = new Map(collections.map((c) => [c.name, rawRanks(c, missingWordCount)]));
+  const idf = (l: string) => rankIdf(l, missingWordCount);
   type Norm = 'none' | 'l1' | 'l2';
   const weightOf = (norm: Norm, q: Terms): number => {
     if (norm === 'none') return 1;
@@ -376,7 +389,7 @@ if (args.part === 'transform' || args.part === 'all') {
 
   // 2. The spec's form r/(r+1), r = (scale x raw / W_l1)^power: the rank as a share of the query's weight.
   const l1: T[] = [];
-  for (const scale of [0.5, 0.75, 1, 1.25, 1.5, 2, 3]) for (const power of [1, 1.25, 1.5, 1.75, 2, 2.5, 3, 4]) l1.push({ norm: 'l1', gamma: 1, form: 'ratio', scale, power });
+  for (const scale of [0.5, 0.75, 1, 1.25, 1.5, 2, 3]) for (const power of [1, 1.25, 1.5, 1.75, 2, 2.5, 3, 4, 6]) l1.push({ norm: 'l1', gamma: 1, form: 'ratio', scale, power });
   leaveOneOut('r = (scale x raw / W_l1)^power, r/(r+1) (objective: mean of hybrid - max(parts))', l1, describe, cached, objective);
   leaveOneOut('r = (scale x raw / W_l1)^power, r/(r+1) (objective: the worst of hybrid - max(parts))', l1, describe, cached, objective, worst);
   const power1 = l1.filter((t) => t.power === 1);
