@@ -12,7 +12,7 @@ import type { TermCount } from './tsvector.js';
  * against a fixed reference of L distinct lexemes, inverse document frequencies
  * ln(1 + PRIOR_MASS / frequency) from the fixed word-frequency prior (migration 0005),
  * an estimate from its form for a lexeme the prior lacks (text/word-weight.ts), and SCALE and
- * POWER, which make r from the page's share of the query's weight (queryShare) and set r/(r+1)
+ * POWER, which make r from the page's share of the query's weight (rankOfShare) and set r/(r+1)
  * against the offline embedder's cosines. K1, B, L and PRIOR_MASS were tuned on Cranfield; the
  * estimate, SCALE and POWER leave-one-out on three collections (bench/ir-eval).
  */
@@ -41,9 +41,14 @@ export function queryWeight(query: readonly QueryTerm[]): number {
   return sum;
 }
 
-/** The rank r of a page matching `share` of the query's weight: (SCALE x share)^POWER, 0 for none. */
+/**
+ * The rank r of a page matching `share` of the query's weight: (SCALE x share)^POWER, 0 for
+ * none. POWER 2.5 is taken as y^2 x sqrt(y): Math.pow per hit made rank() three times slower.
+ */
 export function rankOfShare(share: number): number {
-  return share > 0 ? (RANK.SCALE * share) ** RANK.POWER : 0;
+  if (!(share > 0)) return 0;
+  const y = RANK.SCALE * share;
+  return y * y * Math.sqrt(y);
 }
 
 /** A page's length normaliser K1 (1 - B + B len / L), len its number of distinct lexemes. */

@@ -227,7 +227,9 @@ describe('KeywordIndex', () => {
     expect(keywordScore(rankOfShare(0))).toBe(0);
     let previous = 0;
     for (let i = 1; i <= 1000; i++) {
-      const score = keywordScore(rankOfShare((i / 1000) * (RANK.K1 + 1)));
+      const share = (i / 1000) * (RANK.K1 + 1);
+      expect(rankOfShare(share)).toBeCloseTo((RANK.SCALE * share) ** RANK.POWER, 12);
+      const score = keywordScore(rankOfShare(share));
       expect(score).toBeGreaterThan(previous);
       previous = score;
     }
