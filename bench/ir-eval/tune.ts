@@ -3,7 +3,7 @@
 // pages hold them; cached in $TMPDIR), and every candidate is scored in process, without
 // ingesting anything. For each collection held out, the constants are chosen on the other
 // two and the held-out collection's figures reported.
-// `npx tsx bench/ir-eval/tune.ts [--part missing|embedder|joint|scale|all] [--corpus DIR] [--verbose]`. See README.md.
+// `npx tsx bench/ir-eval/tune.ts [--part missing|embedder|joint|scale|transform|all] [--corpus DIR] [--verbose]`. See README.md.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -82,8 +82,11 @@ const prior = new Map(Object.entries(cache.prior));
 /** The count assumed for a lexeme the prior lacks. */
 type Missing = (lexeme: string) => number;
 
-/** The keyword rank r of every document for every query (0 where nothing matched), as keyword-index.ts computes it. */
-function keywordRanks(c: Collection, missing: Missing, scale: number = RANK.SCALE): Float64Array[] {
+/** The idf of a lexeme as keyword-index.ts makes it. */
+const rankIdf = (l: string, missing: Missing) => Math.log(1 + RANK.PRIOR_MASS / (prior.get(l) ?? missing(l)));
+
+/** The raw BM25-shaped sum of every document for every query (0 where nothing matched). */
+function rawRanks(c: Collection, missing: Missing): Float64Array[] {
   const { docs, queries } = cache.lexed[c.name];
   const postings = new Map<string, { doc: number; tf: number }[]>();
   docs.forEach((d, i) => d.lexeme.forEach((l, j) => (postings.get(l) ?? postings.set(l, []).get(l)!).push({ doc: i, tf: d.tf[j] })));
@@ -91,12 +94,22 @@ function keywordRanks(c: Collection, missing: Missing, scale: number = RANK.SCAL
   return queries.map((q) => {
     const r = new Float64Array(docs.length);
     q.lexeme.forEach((l, j) => {
-      const idf = Math.log(1 + RANK.PRIOR_MASS / (prior.get(l) ?? missing(l)));
-      const w = q.tf[j] * idf * scale;
+      const w = q.tf[j] * rankIdf(l, missing);
       for (const p of postings.get(l) ?? []) r[p.doc] += (w * p.tf * (RANK.K1 + 1)) / (p.tf + norm[p.doc]);
     });
     return r;
   });
+}
+
+/** The query's own weight, the sum of its lexemes' qtf x idf (keyword-index.ts's queryWeight). */
+function queryWeights(c: Collection, missing: Missing): number[] {
+  return cache.lexed[c.name].queries.map((q) => q.lexeme.reduce((sum, l, j) => sum + q.tf[j] * rankIdf(l, missing), 0));
+}
+
+/** The keyword rank r as keyword-index.ts computes it: (SCALE x the raw sum / the query's weight)^POWER. */
+function keywordRanks(c: Collection, missing: Missing): Float64Array[] {
+  const weights = queryWeights(c, missing);
+  return rawRanks(c, missing).map((r, n) => r.map((x) => (x > 0 ? (RANK.SCALE * (x / weights[n])) ** RANK.POWER : 0)));
 }
 
 /** BM25 (k1 0.9, b 0.4) with the collection's own statistics, as run.ts's reference. */
@@ -273,7 +286,7 @@ if (args.part === 'scale' || args.part === 'all') {
   // the hybrid at 0.5 against the better of its parts. Keyword ranking is the same for all.
   const embed = lexemeEmbedder();
   const semantic = new Map(collections.map((c) => [c.name, semanticScores(c, embed)]));
-  const raw = new Map(collections.map((c) => [c.name, keywordRanks(c, missingWordCount, 1)]));
+  const raw = new Map(collections.map((c) => [c.name, rawRanks(c, missingWordCount)]));
   const candidates: { scale: number; power: number }[] = [];
   for (const scale of [0.01, 0.02, 0.03, 0.05, 0.08]) for (const power of [0.5, 0.75, 1, 1.5, 2]) candidates.push({ scale, power });
   leaveOneOut(
@@ -290,4 +303,95 @@ if (args.part === 'scale' || args.part === 'all') {
       ),
     ([k, h, s]) => h - Math.max(k, s),
   );
+}
+
+if (args.part === 'transform' || args.part === 'all') {
+  // The form of keyword_score against the v2 embedder's cosines. Every candidate is monotone
+  // in the raw rank within a query, so the keyword ranking is unchanged; only the hybrid
+  // moves. x = the raw rank (SCALE 1) divided by the query's own weight W^gamma (W the sum of
+  // its terms' qtf x idf, "l1", or their L2 norm, "l2": statistics of the query, never of the
+  // corpus; under l1^1, x < K1 + 1 whatever the page), then y = (scale x x)^power and
+  // keyword_score y/(y+1) ("ratio", the spec's r/(r+1) with r = y) or 1 - e^-y ("exp", r = e^y - 1).
+  const embed = lexemeEmbedder();
+  const semantic = new Map(collections.map((c) => [c.name, semanticScores(c, embed)]));
+  const raw = new Map(collections.map((c) => [c.name, rawRanks(c, missingWordCount)]));
+  const idf = (l: string) => rankIdf(l, missingWordCount);
+  type Norm = 'none' | 'l1' | 'l2';
+  const weightOf = (norm: Norm, q: Terms): number => {
+    if (norm === 'none') return 1;
+    const w = q.lexeme.map((l, j) => q.tf[j] * idf(l));
+    return norm === 'l1' ? w.reduce((a, b) => a + b, 0) : Math.hypot(...w);
+  };
+  const normalised = (norm: Norm, gamma: number) =>
+    new Map(
+      collections.map((c) => [
+        c.name,
+        raw.get(c.name)!.map((r, n) => {
+          const w = weightOf(norm, cache.lexed[c.name].queries[n]) ** gamma;
+          return w > 0 ? r.map((x) => x / w) : r;
+        }),
+      ]),
+    );
+  interface T {
+    norm: Norm;
+    gamma: number;
+    form: 'ratio' | 'exp';
+    scale: number;
+    power: number;
+  }
+  const POWERS = [0.5, 1, 1.5, 2];
+  const grids: [Norm, number, number[]][] = [
+    ['none', 0, [0.005, 0.01, 0.02, 0.03, 0.05, 0.08]],
+    ['l1', 1, [0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5]],
+    ['l1', 0.5, [0.02, 0.04, 0.07, 0.1, 0.15, 0.2, 0.3]],
+    ['l2', 1, [0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5]],
+  ];
+  const xs = new Map(grids.map(([norm, gamma]) => [`${norm}^${gamma}`, normalised(norm, gamma)]));
+  for (const [key, m] of xs) {
+    const med = collections.map((c) => {
+      const tops = m.get(c.name)!.map((r) => r.reduce((a, b) => Math.max(a, b), 0)).sort((a, b) => a - b);
+      return `${c.name} ${tops[tops.length >> 1].toFixed(3)}`;
+    });
+    console.log(`median best x (${key}): ${med.join(', ')}`);
+  }
+  const figures = (t: T) =>
+    new Map(
+      collections.map((c) => {
+        const ranks = xs.get(`${t.norm}^${t.gamma}`)!.get(c.name)!.map((q) =>
+          q.map((x) => {
+            const y = (t.scale * x) ** t.power;
+            return t.form === 'ratio' ? y : Math.expm1(Math.min(y, 700));
+          }),
+        );
+        const sem = semantic.get(c.name)!;
+        return [c.name, [score(c, ranks, sem, 0), score(c, ranks, sem, 0.5), score(c, ranks, sem, 1)]];
+      }),
+    );
+  const memo = new Map<string, Map<string, number[]>>();
+  const describe = (t: T) => `${t.form} of (${t.scale} x raw / W_${t.norm}^${t.gamma})^${t.power}`;
+  const cached = (t: T) => memo.get(describe(t)) ?? memo.set(describe(t), figures(t)).get(describe(t))!;
+  // A candidate whose scores reach 1 in floating point (exp of an unbounded x) ties pages and
+  // changes the keyword ranking itself: it is dropped.
+  const keywordNow = cached({ norm: 'none', gamma: 0, form: 'ratio', scale: 0.02, power: 1 });
+  const valid = (t: T) => collections.every((c) => Math.abs(cached(t).get(c.name)![0] - keywordNow.get(c.name)![0]) < 1e-9);
+  const objective = ([k, h, s]: number[]) => h - Math.max(k, s);
+  const worst = (v: number[]) => Math.min(...v);
+
+  // 1. Every family at once.
+  const all: T[] = [];
+  for (const [norm, gamma, scales] of grids) for (const form of ['ratio', 'exp'] as const) for (const scale of scales) for (const power of POWERS) {
+    all.push({ norm, gamma, form, scale, power });
+  }
+  const kept = all.filter(valid);
+  console.log(`\n${all.length - kept.length} of ${all.length} candidates dropped (keyword scores reaching 1: ${all.filter((t) => !valid(t)).map(describe).join('; ')})`);
+  leaveOneOut('keyword_score transform, every family (nDCG@10 keyword/hybrid 0.5/semantic; objective: mean of hybrid - max(parts))', kept, describe, cached, objective);
+  leaveOneOut('keyword_score transform, every family (objective: the worst of hybrid - max(parts))', kept, describe, cached, objective, worst);
+
+  // 2. The spec's form r/(r+1), r = (scale x raw / W_l1)^power: the rank as a share of the query's weight.
+  const l1: T[] = [];
+  for (const scale of [0.5, 0.75, 1, 1.25, 1.5, 2, 3]) for (const power of [1, 1.25, 1.5, 1.75, 2, 2.5, 3, 4, 6]) l1.push({ norm: 'l1', gamma: 1, form: 'ratio', scale, power });
+  leaveOneOut('r = (scale x raw / W_l1)^power, r/(r+1) (objective: mean of hybrid - max(parts))', l1, describe, cached, objective);
+  leaveOneOut('r = (scale x raw / W_l1)^power, r/(r+1) (objective: the worst of hybrid - max(parts))', l1, describe, cached, objective, worst);
+  const power1 = l1.filter((t) => t.power === 1);
+  leaveOneOut('r = scale x raw / W_l1, r/(r+1) (objective: the worst of hybrid - max(parts))', power1, describe, cached, objective, worst);
 }

@@ -11,11 +11,12 @@ import type { TermCount } from './tsvector.js';
  * The constants of the keyword rank r: BM25's term saturation K1 and length normalisation B
  * against a fixed reference of L distinct lexemes, inverse document frequencies
  * ln(1 + PRIOR_MASS / frequency) from the fixed word-frequency prior (migration 0005),
- * an estimate from its form for a lexeme the prior lacks (text/word-weight.ts), and SCALE,
- * which sets r/(r+1) on the scale of the offline embedder's cosines. K1, B, L and PRIOR_MASS
- * were tuned on Cranfield; the estimate and SCALE leave-one-out on three collections (bench/ir-eval).
+ * an estimate from its form for a lexeme the prior lacks (text/word-weight.ts), and SCALE and
+ * POWER, which make r from the page's share of the query's weight (rankOfShare) and set r/(r+1)
+ * against the offline embedder's cosines. K1, B, L and PRIOR_MASS were tuned on Cranfield; the
+ * estimate, SCALE and POWER leave-one-out on three collections (bench/ir-eval).
  */
-export const RANK = { K1: 1.2, B: 0.75, L: 40, PRIOR_MASS: 2_000_000, SCALE: 0.02 } as const;
+export const RANK = { K1: 1.2, B: 0.75, L: 40, PRIOR_MASS: 2_000_000, SCALE: 1.25, POWER: 2.5 } as const;
 
 /** A lexeme of the query with its weight qtf x idf. */
 export interface QueryTerm {
@@ -26,6 +27,28 @@ export interface QueryTerm {
 /** The inverse document frequency of a lexeme from its count in the prior (null: not in it). */
 export function priorIdf(lexeme: string, frequency: number | null): number {
   return Math.log(1 + RANK.PRIOR_MASS / (frequency ?? missingWordCount(lexeme)));
+}
+
+/**
+ * The query's own weight, the sum of its lexemes' qtf x idf (those no page holds included): a
+ * page's BM25-shaped sum divided by it is the share of the query the page matches, below K1 + 1
+ * whatever the page, so that a long query's ranks are on the scale of a short one's (as a
+ * cosine is). A statistic of the query alone: scores stay absolute.
+ */
+export function queryWeight(query: readonly QueryTerm[]): number {
+  let sum = 0;
+  for (const term of query) sum += term.weight;
+  return sum;
+}
+
+/**
+ * The rank r of a page matching `share` of the query's weight: (SCALE x share)^POWER, 0 for
+ * none. POWER 2.5 is taken as y^2 x sqrt(y): Math.pow per hit made rank() three times slower.
+ */
+export function rankOfShare(share: number): number {
+  if (!(share > 0)) return 0;
+  const y = RANK.SCALE * share;
+  return y * y * Math.sqrt(y);
 }
 
 /** A page's length normaliser K1 (1 - B + B len / L), len its number of distinct lexemes. */
@@ -169,25 +192,28 @@ export class KeywordIndex {
   }
 
   /**
-   * The rank r of every live page holding a query lexeme that `accepts` lets through, by
-   * term-at-a-time accumulation: each matched lexeme adds
-   * SCALE x weight x tf x (K1 + 1) / (tf + K1 (1 - B + B len / L)).
+   * The rank r of every live page holding a query lexeme that `accepts` lets through: its
+   * share of the query's weight by term-at-a-time accumulation, where each matched lexeme adds
+   * (weight / queryWeight) x tf x (K1 + 1) / (tf + K1 (1 - B + B len / L)), made r by rankOfShare.
    */
   rank(query: readonly QueryTerm[], accepts: ((slot: number) => boolean) | null): KeywordHits {
-    const { SCALE, K1 } = RANK;
+    const { K1 } = RANK;
     const acc = this.scratch;
     const arrays = { gain: K1 + 1, norms: this.norms, live: this.live, acc, touched: this.touched };
+    const total = queryWeight(query);
+    // Weights are positive idfs; a query of none matches nothing.
+    if (!(total > 0)) return { slots: this.hitSlots.subarray(0, 0), ranks: this.hitRanks.subarray(0, 0) };
     let count = 0;
     for (const term of query) {
       const id = this.lexemes.find(term.lexeme);
-      if (id >= 0) count = this.lists.accumulate(id, SCALE * term.weight, arrays, count);
+      if (id >= 0) count = this.lists.accumulate(id, term.weight / total, arrays, count);
     }
     let kept = 0;
     for (let t = 0; t < count; t++) {
       const slot = this.touched[t];
       if (accepts === null || accepts(slot)) {
         this.hitSlots[kept] = slot;
-        this.hitRanks[kept++] = acc[slot];
+        this.hitRanks[kept++] = rankOfShare(acc[slot]);
       }
       acc[slot] = 0;
     }
@@ -196,16 +222,17 @@ export class KeywordIndex {
 
   /** The rank r of one page: a binary search per query lexeme, for filling in a few results. */
   rankOf(query: readonly QueryTerm[], slot: number): number {
-    const { SCALE, K1 } = RANK;
-    if (this.live[slot] === 0) return 0;
-    let r = 0;
+    const { K1 } = RANK;
+    const total = queryWeight(query);
+    if (this.live[slot] === 0 || !(total > 0)) return 0;
+    let share = 0;
     for (const term of query) {
       const id = this.lexemes.find(term.lexeme);
       const tf = id < 0 ? 0 : this.lists.tfOf(id, slot);
       if (tf === 0) continue;
-      r += (SCALE * term.weight * tf * (K1 + 1)) / (tf + this.norms[slot]);
+      share += ((term.weight / total) * tf * (K1 + 1)) / (tf + this.norms[slot]);
     }
-    return r;
+    return rankOfShare(share);
   }
 
   /** Whether some live page holds every one of the lexemes (as a tsquery of them joined by & matches). */

@@ -154,7 +154,7 @@ describe.each(ENGINES)('page search on %s', (engine) => {
       `.execute(db)
     ).rows;
     if (terms.length === 0) return new Map();
-    const { K1, B, L, PRIOR_MASS, SCALE } = RANK;
+    const { K1, B, L, PRIOR_MASS, SCALE, POWER } = RANK;
     const weight = new Map(terms.map((w) => [w.lexeme, w.qtf * Math.log(1 + PRIOR_MASS / (w.frequency === null ? missingWordCount(w.lexeme) : Number(w.frequency)))]));
     const ws = await workspaceId(workspace);
     const matches = (
@@ -164,12 +164,14 @@ describe.each(ENGINES)('page search on %s', (engine) => {
         WHERE p.workspace_id = ${ws} AND u.lexeme = ANY(${terms.map((w) => w.lexeme)}::text[])
       `.execute(db)
     ).rows;
-    const ranks = new Map<number, number>();
+    // Each page's share of the query's weight (all of its lexemes, found or not), then r.
+    const total = [...weight.values()].reduce((a, b) => a + b, 0);
+    const shares = new Map<number, number>();
     for (const m of matches) {
-      const r = (SCALE * weight.get(m.lexeme)! * m.tf * (K1 + 1)) / (m.tf + K1 * (1 - B + (B * m.len) / L));
-      ranks.set(Number(m.id), (ranks.get(Number(m.id)) ?? 0) + r);
+      const share = ((weight.get(m.lexeme)! / total) * m.tf * (K1 + 1)) / (m.tf + K1 * (1 - B + (B * m.len) / L));
+      shares.set(Number(m.id), (shares.get(Number(m.id)) ?? 0) + share);
     }
-    return ranks;
+    return new Map([...shares].map(([id, share]) => [id, (SCALE * share) ** POWER]));
   }
 
   /**

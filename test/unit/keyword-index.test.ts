@@ -3,7 +3,8 @@
 // the formula of docs/internals/search.md, whatever pages come and go.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeywordIndex, priorIdf, RANK, type QueryTerm } from '../../src/search/keyword-index.js';
+import { KeywordIndex, priorIdf, RANK, rankOfShare, type QueryTerm } from '../../src/search/keyword-index.js';
+import { keywordScore } from '../../src/search/scores.js';
 import { missingWordCount } from '../../src/text/word-weight.js';
 import { parseTsvector, type TermCount } from '../../src/search/tsvector.js';
 import { openTestStore, type TestStore } from '../helpers/stores.js';
@@ -113,15 +114,22 @@ describe('parseTsvector', () => {
   });
 });
 
-/** r of a page with the given counts, straight from the formula of docs/internals/search.md. */
-function referenceRank(query: QueryTerm[], page: TermCount[]): number {
-  const { K1, B, L, SCALE } = RANK;
-  let r = 0;
+/** The page's BM25-shaped sum over the query's lexemes, as a share of the query's weight (docs/internals/search.md). */
+function referenceShare(query: QueryTerm[], page: TermCount[]): number {
+  const { K1, B, L } = RANK;
+  const total = query.reduce((sum, t) => sum + t.weight, 0);
+  let share = 0;
   for (const term of query) {
     const hit = page.find((t) => t.lexeme === term.lexeme);
-    if (hit) r += (SCALE * term.weight * hit.tf * (K1 + 1)) / (hit.tf + K1 * (1 - B + (B * page.length) / L));
+    if (hit) share += ((term.weight / total) * hit.tf * (K1 + 1)) / (hit.tf + K1 * (1 - B + (B * page.length) / L));
   }
-  return r;
+  return share;
+}
+
+/** r of a page with the given counts, straight from the formula of docs/internals/search.md. */
+function referenceRank(query: QueryTerm[], page: TermCount[]): number {
+  const share = referenceShare(query, page);
+  return share > 0 ? (RANK.SCALE * share) ** RANK.POWER : 0;
 }
 
 function page(spec: string): TermCount[] {
@@ -212,6 +220,63 @@ describe('KeywordIndex', () => {
     expect(ranked(restored)).toEqual(ranked(original));
     expect(restored.holdsAll(['новый'])).toBe(false);
     expect(restored.holdsAll(['新しい', 'fox'])).toBe(true);
+  });
+
+  it('scores absolutely: keyword_score is in [0, 1), 0 without a match, monotone in the raw rank, and a page\'s share of its query alone', () => {
+    // The transform from a page's share of the query's weight: 0 for none, strictly rising, below 1 at the largest share (K1 + 1).
+    expect(keywordScore(rankOfShare(0))).toBe(0);
+    let previous = 0;
+    for (let i = 1; i <= 1000; i++) {
+      const share = (i / 1000) * (RANK.K1 + 1);
+      expect(rankOfShare(share)).toBeCloseTo((RANK.SCALE * share) ** RANK.POWER, 12);
+      const score = keywordScore(rankOfShare(share));
+      expect(score).toBeGreaterThan(previous);
+      previous = score;
+    }
+    expect(previous).toBeLessThan(1);
+    // A page with every query lexeme 256 times, and short: the largest share there is.
+    const index = new KeywordIndex();
+    index.add(0, page('fox:256 dog:256'));
+    const most = keywordScore(index.rankOf([{ lexeme: 'fox', weight: 3 }, { lexeme: 'dog', weight: 1 }], 0));
+    expect(most).toBeGreaterThan(0.5);
+    expect(most).toBeLessThan(1);
+
+    // Within a query, r orders pages as their raw BM25-shaped sums do.
+    const varied = Array.from({ length: 200 }, (_, i) => page(`fox:${1 + (i % 9)} dog:${1 + (i % 4)} w${i % 13} other`));
+    varied.forEach((p, i) => index.add(i + 1, p));
+    const hits = index.rank(query, null);
+    const ranked = Array.from(hits.slots, (slot, i) => ({ r: hits.ranks[i], share: slot === 0 ? Infinity : referenceShare(query, varied[slot - 1]) }))
+      .filter((x) => x.share < Infinity)
+      .sort((a, b) => a.share - b.share);
+    expect(ranked.length).toBe(200);
+    for (let i = 1; i < ranked.length; i++) {
+      if (ranked[i].share > ranked[i - 1].share + 1e-12) expect(ranked[i].r).toBeGreaterThan(ranked[i - 1].r);
+    }
+
+    // Absolute: a page's rank is the same with other pages around, those holding the query's
+    // lexemes many times included, and before and after any of them come and go. The query's
+    // weight counts its lexemes no page holds ('zyzzyva' below), so their arrival changes nothing either.
+    const alone = new KeywordIndex();
+    alone.add(0, page('fox:3 dog cat'));
+    const q: QueryTerm[] = [...query, { lexeme: 'quokka', weight: priorIdf('quokka', null) }];
+    const r0 = alone.rankOf(q, 0);
+    const crowded = new KeywordIndex();
+    crowded.add(0, page('fox:3 dog cat'));
+    for (let slot = 1; slot < 300; slot++) crowded.add(slot, page(slot % 2 ? 'fox:200 dog:200 zyzzyva:50' : 'cat mouse'));
+    expect(crowded.rankOf(q, 0)).toBe(r0);
+    crowded.add(300, page('quokka:9 fox'));
+    for (let slot = 1; slot < 300; slot += 3) crowded.remove(slot);
+    expect(crowded.rankOf(q, 0)).toBe(r0);
+    const found = crowded.rank(q, null);
+    expect(found.ranks[Array.from(found.slots).indexOf(0)]).toBe(r0);
+
+    // A page holding every lexeme of a query of equal weights, once each, scores the same
+    // whether the query has one lexeme or four: the rank is a share of the query, as a cosine is.
+    const both = new KeywordIndex();
+    both.add(0, page('a b c d e f g h'));
+    const equal = (n: number) => ['a', 'b', 'c', 'd'].slice(0, n).map((lexeme) => ({ lexeme, weight: 7 }));
+    expect(both.rankOf(equal(4), 0)).toBeCloseTo(both.rankOf(equal(1), 0), 12);
+    expect(both.rankOf(equal(4), 0)).toBeCloseTo(referenceRank(equal(4), page('a b c d e f g h')), 12);
   });
 
   it('never lowers a rank when a term occurs more often at equal length', () => {

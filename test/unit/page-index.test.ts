@@ -65,18 +65,21 @@ describe.each(ENGINES)('page index on %s', (engine) => {
 
   /** Every candidate with its reference scores, best first (cosines in float64). */
   async function reference(q: PageQuery): Promise<RankedPage[]> {
-    const { K1, B, L, SCALE } = RANK;
+    const { K1, B, L, SCALE, POWER } = RANK;
     const all: RankedPage[] = [];
     const documents = q.filter ? await q.filter.read() : null;
     const query = await q.vector;
     for (const page of await livePages()) {
       if (documents && !documents.has(page.document_id)) continue;
       const terms = parseTsvector(page.tsv);
-      let r = 0;
-      for (const t of await q.terms) {
+      const queryTerms = await q.terms;
+      const total = queryTerms.reduce((sum, t) => sum + t.weight, 0);
+      let share = 0;
+      for (const t of queryTerms) {
         const hit = terms.find((x) => x.lexeme === t.lexeme);
-        if (hit) r += (SCALE * t.weight * hit.tf * (K1 + 1)) / (hit.tf + K1 * (1 - B + (B * terms.length) / L));
+        if (hit) share += ((t.weight / total) * hit.tf * (K1 + 1)) / (hit.tf + K1 * (1 - B + (B * terms.length) / L));
       }
+      const r = share > 0 ? (SCALE * share) ** POWER : 0;
       let cosine = 0;
       if (page.has_embedding && query) {
         const v = normalizeVector(hashEmbed(page.content))!;
