@@ -220,7 +220,7 @@ export class KeywordIndex {
     return { slots: this.hitSlots.subarray(0, kept), ranks: this.hitRanks.subarray(0, kept) };
   }
 
-  /** The rank r of one page: a binary search per query lexeme, for filling in a few results. */
+  /** The rank r of one page: a search of each query lexeme's list, for filling in a few results. */
   rankOf(query: readonly QueryTerm[], slot: number): number {
     const { K1 } = RANK;
     const total = queryWeight(query);
