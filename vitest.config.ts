@@ -47,6 +47,7 @@ export default defineConfig({
     testTimeout: 30000,
     hookTimeout: 60000,
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/worker-threads.ts'],
     pool: 'forks',
     // Vitest's default (cores - 1) runs files one by one on two cores, where much of the
     // suite waits on child processes, PostgreSQL and timers: three files at once use both.
