@@ -1,7 +1,7 @@
 // Run before every test file (vitest.config.ts setupFiles): the worker threads that src/ starts
 // (PGlite's engine thread, parsers, COPY) run src/ as test/global-setup.ts compiled it for the
 // run, as the child processes do, instead of registering tsx's loader in each new thread
-// (about 0.8 s of CPU per thread, and the suite starts some hundreds).
+// (about 0.8 s of CPU per thread, and the suite starts one or more per store and app).
 import path from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { inject, vi } from 'vitest';
