@@ -5,10 +5,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ParseError, ParserPool } from '../../src/sources/parsers/index.js';
 import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';
 import { docx, para } from '../helpers/documents.js';
+
+// The pool's workers from the TypeScript sources through tsx's loader (as under tsx, which
+// Playwright's setup runs folio with), not from the compiled tree that test/worker-threads.ts
+// gives the other test files.
+vi.unmock('../../src/worker-entry.ts');
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -21,12 +21,28 @@ const read = (rel: string) => new Uint8Array(fs.readFileSync(path.join(CORPUS, r
 const fullText = (doc: ParsedDocument) => norm(doc.pages.join('\n\n'));
 const json = (rel: string) => JSON.parse(fs.readFileSync(path.join(GT, rel), 'utf8'));
 
-/** Parses a corpus file the way ingestion does: detect, then parse; fails the test on a hang. */
-async function parse(rel: string): Promise<ParsedDocument> {
-  const bytes = read(rel);
-  const format = detectFormat(bytes, path.basename(rel));
-  if (!format) throw new Error(`${rel}: no format detected`);
-  return parseDocument(bytes, format);
+const parsed = new Map<string, Promise<ParsedDocument>>();
+
+/**
+ * Parses a corpus file the way ingestion does: detect, then parse; fails the test on a hang.
+ * Once per file: several tests check the same file's result (freeculture.pdf's 352 pages took
+ * tens of seconds of CPU a time).
+ */
+function parse(rel: string): Promise<ParsedDocument> {
+  let doc = parsed.get(rel);
+  if (!doc) {
+    doc = (async () => {
+      const bytes = read(rel);
+      const format = detectFormat(bytes, path.basename(rel));
+      if (!format) throw new Error(`${rel}: no format detected`);
+      // Frozen, so that a test changing it would fail rather than pass on to the next one.
+      const result = await parseDocument(bytes, format);
+      for (const value of Object.values(result)) if (typeof value === 'object' && value !== null) Object.freeze(value);
+      return Object.freeze(result);
+    })();
+    parsed.set(rel, doc);
+  }
+  return doc;
 }
 
 async function parseError(rel: string): Promise<ParseError> {
