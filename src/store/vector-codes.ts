@@ -229,10 +229,12 @@ export function bitAgreement(space: CodeSpace, row: Uint8Array): number {
 }
 
 /**
- * How many standard deviations of the first level's estimate its bound spans (RaBitQ's ε0).
- * A row among the k best is missed only when its estimate falls about two bounds short (its
- * upper bound below the k-th best lower one): beyond 2 x 2.2 = 4.4 deviations, under 1e-5
- * for a normal error. Rows within the bounds are narrowed by the int8 codes' proven bound.
+ * How many standard deviations of the first level's estimate its bound spans (RaBitQ's ε0): the
+ * search's confidence parameter. A row among the k best is missed only when its upper bound
+ * falls below the k-th best lower bound: its estimate short by more than its own bound, and by
+ * more than the k-th best estimate's margin over the k-th best cosine (which grows where many
+ * cosines crowd, as on isotropic vectors). The rows kept are narrowed by the int8 codes' proven
+ * bound, so this decides recall and work, never a score.
  */
 export const BITS_CONFIDENCE = 2.2;
 
