@@ -80,7 +80,8 @@ const CAUGHT_UP: Promise<void> = Promise.resolve();
 interface ScanVector {
   vector: Float32Array;
   code: QueryCode | null;
-  bits: BitQuery | null;
+  /** Made at its first use: a search of fewer rows than the bits need never encodes it. */
+  bits: (() => BitQuery) | null;
 }
 
 /**
@@ -151,7 +152,8 @@ function positionIn(rows: Int32Array, row: number): number | undefined {
 type SearchQuery = Omit<PageQuery, 'vector'> & { vector: Promise<ScanVector | null> };
 
 function scanVector(vector: Float32Array, coded: boolean): ScanVector {
-  return { vector, code: coded ? encodeQuery(CODE_SPACE, vector) : null, bits: coded ? encodeBitQuery(CODE_SPACE, vector) : null };
+  let bits: BitQuery | undefined;
+  return { vector, code: coded ? encodeQuery(CODE_SPACE, vector) : null, bits: coded ? () => (bits ??= encodeBitQuery(CODE_SPACE, vector)) : null };
 }
 
 /** The level a scan of `rows` rows starts at, the bits from `bitsMinRows` rows. */
@@ -320,7 +322,7 @@ export class PageIndex {
 
   /** Scores `rows` (or every row) at `level`: from the bits, the codes, or the floats for an exact search. */
   private scanAll<T>(ws: WorkspacePages, { vector, code, bits }: ScanVector, level: ScanLevel, rows: Int32Array | undefined, use: (scores: Float32Array) => T): Promise<T> {
-    if (level === 'bits') return this.pool.scoreWith(ws.bits, bits!.bytes, rows, use);
+    if (level === 'bits') return this.pool.scoreWith(ws.bits, bits!().bytes, rows, use);
     if (level === 'codes') return this.pool.scoreWith(ws.codes, code!.bytes, rows, use);
     return this.exactScores(ws, vector, rows ?? Int32Array.from({ length: ws.codes.rows }, (_, i) => i)).then(use);
   }
@@ -336,7 +338,7 @@ export class PageIndex {
     const cosines = await (level === 'exact'
       ? this.exactScores(ws, vector.vector, added)
       : level === 'bits'
-        ? this.pool.score(ws.bits, vector.bits!.bytes, added)
+        ? this.pool.score(ws.bits, vector.bits!().bytes, added)
         : this.pool.score(ws.codes, vector.code!.bytes, added));
     const all = new Float32Array(rows);
     all.set(early.cosines);
@@ -432,7 +434,8 @@ export class PageIndex {
     if (level === 'bits') {
       // A row's a is in its trailer, after its bits and two 4-byte factors.
       const at = CODE_SPACE.bitBytes + 8;
-      return { bound: (row) => bits!.bound(ws.bits.float32At(row, at), ws.maxNorm), widest: bits!.bound(ws.minAgreement, ws.maxNorm) };
+      const query = bits!();
+      return { bound: (row) => query.bound(ws.bits.float32At(row, at), ws.maxNorm), widest: query.bound(ws.minAgreement, ws.maxNorm) };
     }
     const { weight } = code!;
     const slack = code!.slack(ws.maxNorm);
