@@ -25,13 +25,14 @@ import { EMBEDDING_DIMENSIONS } from './vectors.js';
 import { CODE_SPACE, WorkspacePages } from './workspace-pages.js';
 
 /** Moves whenever what a snapshot holds, or how, changes. */
-const FORMAT = 2;
+const FORMAT = 3;
 
 /** What the saved codes, norms and superseded rows depend on: a snapshot made under other constants is not used. */
 const FINGERPRINT = JSON.stringify({
   format: FORMAT,
   dims: EMBEDDING_DIMENSIONS,
   rowBytes: CODE_SPACE.rowBytes,
+  bitRowBytes: CODE_SPACE.bitRowBytes,
   signs: crc32(new Uint8Array(CODE_SPACE.signs.buffer)),
   rank: RANK,
   superseded: SUPERSEDED_EMBEDDING_MODEL,
@@ -76,9 +77,10 @@ interface Manifest {
   position: ReadPosition;
   maxNorm: number;
   maxError: number;
+  minAgreement: number;
   vectorPlaces: number;
   contents: ContentState;
-  arrays: Record<ArrayName | 'codes', ArrayFile>;
+  arrays: Record<ArrayName | 'codes' | 'bits', ArrayFile>;
 }
 
 /** Where a snapshot's events are told (the service's logger). */
@@ -180,7 +182,7 @@ export class IndexSnapshots {
       flush(path.join(temporary, 'vectors'));
       flush(path.join(temporary, 'contents'));
       const state = ws.state();
-      const arrays: Record<ArrayName | 'codes', ArrayBufferView & { length: number }> = {
+      const arrays: Record<ArrayName | 'codes' | 'bits', ArrayBufferView & { length: number }> = {
         slotPage: state.slotPage,
         slotDocument: state.slotDocument,
         slotRow: state.slotRow,
@@ -198,9 +200,10 @@ export class IndexSnapshots {
         live: state.keyword.live,
         rowPlace: files.vectors.rowPlace,
         codes: state.codes,
+        bits: state.bits,
       };
       const written = {} as Manifest['arrays'];
-      for (const [name, array] of Object.entries(arrays) as [ArrayName | 'codes', (typeof arrays)[ArrayName]][]) {
+      for (const [name, array] of Object.entries(arrays) as [ArrayName | 'codes' | 'bits', (typeof arrays)[ArrayName]][]) {
         written[name] = { length: array.length, crc: writeArray(path.join(temporary, `${name}.bin`), array) };
       }
       const manifest: Manifest = {
@@ -211,6 +214,7 @@ export class IndexSnapshots {
         position: state.position,
         maxNorm: state.maxNorm,
         maxError: state.maxError,
+        minAgreement: state.minAgreement,
         vectorPlaces: files.vectors.places,
         contents: files.contents,
         arrays: written,
@@ -282,6 +286,7 @@ export class IndexSnapshots {
           rowSuperseded: arrays.rowSuperseded,
           maxNorm: manifest.maxNorm,
           maxError: manifest.maxError,
+          minAgreement: manifest.minAgreement,
           keyword: {
             lexemes: { chars: arrays.lexemeChars, lengths: arrays.lexemeLengths },
             postings: { lengths: arrays.postingLengths, bytes: arrays.postings },
@@ -291,6 +296,7 @@ export class IndexSnapshots {
           position: manifest.position,
         },
         (into) => readInto(path.join(claimed, 'codes.bin'), into, manifest.arrays.codes),
+        (into) => readInto(path.join(claimed, 'bits.bin'), into, manifest.arrays.bits),
         {
           vectors: { fd: vectors, state: { rowPlace: arrays.rowPlace, places: manifest.vectorPlaces } },
           contents: { fd: contents, state: manifest.contents },

@@ -2,7 +2,7 @@
 // keyword inverted index, and the slot bookkeeping that ties both to page and document ids,
 // with the catch-up state page-index.ts keeps current.
 import type { IndexedPage, ReadPosition } from '../store/pages.js';
-import { codeSpace, encodeRow } from '../store/vector-codes.js';
+import { bitAgreement, bitRow, codeSpace, encodeRow } from '../store/vector-codes.js';
 import { ContentFile, type ContentState, type TextEntry } from './content-file.js';
 import { VectorMatrix } from './kernel/index.js';
 import { KeywordIndex, MAX_SLOTS, type KeywordState } from './keyword-index.js';
@@ -42,8 +42,11 @@ export interface WorkspaceState {
   rowSuperseded: Uint8Array;
   /** The codes' rows, rows of `codes.layout.stride` bytes. */
   codes: Uint8Array;
+  /** The first level's rows, rows of `bits.layout.stride` bytes. */
+  bits: Uint8Array;
   maxNorm: number;
   maxError: number;
+  minAgreement: number;
   keyword: KeywordState;
   position: ReadPosition;
 }
@@ -61,7 +64,9 @@ export interface SnapshotFiles {
  */
 export class WorkspacePages {
   /** Row -> the page's code (store/vector-codes.ts), which searches scan. */
-  readonly codes = new VectorMatrix(EMBEDDING_DIMENSIONS, { codes: true });
+  readonly codes = new VectorMatrix(EMBEDDING_DIMENSIONS, { kind: 'int8' });
+  /** Row -> the page's bits (store/vector-codes.ts), which large searches scan before the codes. */
+  readonly bits = new VectorMatrix(EMBEDDING_DIMENSIONS, { kind: 'bits' });
   /** Row -> the page's float32 vector, read to score again the rows the codes leave in doubt. */
   vectors: RowVectors;
   /** Row -> a bound on its code's error (store/vector-codes.ts). */
@@ -73,9 +78,13 @@ export class WorkspacePages {
   /** The largest norm of a row ever held (unit rows: 1 give or take float32's rounding), and the largest error bound. */
   maxNorm = 0;
   maxError = 0;
+  /** The smallest a of a row's bits ever held: the widest of the first level's bounds. */
+  minAgreement = 1;
   keyword = new KeywordIndex();
   readonly gate = new ReadWriteGate();
   private texts: ContentFile;
+  /** Where add() makes a row's bits before they are copied into the matrix. */
+  private readonly bitScratch = new Uint8Array(CODE_SPACE.bitRowBytes);
   /** Slots in use, removed ones too until compaction: the length of the slot columns below. */
   slots = 0;
   // The per-page data is in typed columns that double as pages arrive: a million pages are then
@@ -137,8 +146,10 @@ export class WorkspacePages {
       rowError: this.rowError.subarray(0, rows),
       rowSuperseded: this.rowSuperseded.subarray(0, rows),
       codes: this.codes.codeRows(),
+      bits: this.bits.codeRows(),
       maxNorm: this.maxNorm,
       maxError: this.maxError,
+      minAgreement: this.minAgreement,
       keyword: this.keyword.state(),
       position: this.position,
     };
@@ -152,14 +163,15 @@ export class WorkspacePages {
   }
 
   /**
-   * Takes a snapshot's state, codes (read into the matrix by `readCodes`) and files, in a
+   * Takes a snapshot's state, codes and bits (read into the matrices by `readCodes` and `readBits`) and files, in a
    * workspace just made, after checking that its slots and rows agree, and rebuilds the maps
    * from them. The files are adopted (its own closed) only once nothing can fail: on an error
    * they are still the caller's.
    */
   async restore(
-    state: Omit<WorkspaceState, 'codes'>,
+    state: Omit<WorkspaceState, 'codes' | 'bits'>,
     readCodes: (into: Uint8Array) => Promise<void>,
+    readBits: (into: Uint8Array) => Promise<void>,
     files: SnapshotFiles,
     contentDir: string | null,
   ): Promise<void> {
@@ -185,6 +197,7 @@ export class WorkspacePages {
     this.textOffset.set(state.textOffset);
     this.textBytes.set(state.textBytes);
     await this.codes.appendCodeRows(rows, readCodes);
+    await this.bits.appendCodeRows(rows, readBits);
     this.reserve(rows);
     this.rowSlot.set(state.rowSlot);
     this.rowError.set(state.rowError);
@@ -192,6 +205,7 @@ export class WorkspacePages {
     this.supersededRows = state.rowSuperseded.reduce((sum, s) => sum + s, 0);
     this.maxNorm = state.maxNorm;
     this.maxError = state.maxError;
+    this.minAgreement = state.minAgreement;
     this.position = state.position;
     let rowed = 0;
     for (let slot = 0; slot < slots; slot++) {
@@ -225,6 +239,7 @@ export class WorkspacePages {
   /** Makes room for `rows` embedded pages. */
   reserve(rows: number): void {
     this.codes.reserve(rows);
+    this.bits.reserve(rows);
     if (rows > this.rowError.length) {
       const size = Math.max(rows, this.rowError.length * 2);
       this.rowError = grown(this.rowError, size);
@@ -276,6 +291,9 @@ export class WorkspacePages {
     if (page.embedding) {
       const code = page.code ?? encodeRow(CODE_SPACE, page.embedding);
       const row = this.codes.appendCodes(code.bytes);
+      const bits = bitRow(CODE_SPACE, code.bytes, this.bitScratch);
+      this.bits.appendCodes(bits);
+      this.minAgreement = Math.min(this.minAgreement, bitAgreement(CODE_SPACE, bits));
       this.reserve(row + 1);
       this.rowError[row] = code.error;
       this.rowSuperseded[row] = page.superseded ? 1 : 0;
@@ -309,6 +327,7 @@ export class WorkspacePages {
       if (row !== last) {
         this.vectors.moveRow(last, row);
         this.codes.copyRow(last, row);
+        this.bits.copyRow(last, row);
         this.rowError[row] = this.rowError[last];
         this.rowSuperseded[row] = this.rowSuperseded[last];
         const moved = this.rowSlot[last];
@@ -316,6 +335,7 @@ export class WorkspacePages {
         this.slotRow[moved] = row;
       }
       this.codes.truncate(last);
+      this.bits.truncate(last);
       this.vectors.truncate(last);
       this.slotRow[slot] = -1;
     }

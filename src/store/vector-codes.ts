@@ -11,6 +11,15 @@
 // so a row whose approximate score plus its bound is below the k-th best approximate score
 // minus its bound cannot be among the k best: only the rows within the bounds are scored again
 // from their float vectors, and the results are those of the float scan, bit for bit.
+//
+// Before the codes, a large workspace scans a first level of one bit per dimension (RaBitQ,
+// Gao & Long 2024): the signs s of the rotated row y, with ō = s/sqrt(D) a unit vector and
+// a = <ō, y/|y|>. Then <q, x> is estimated by |y| <ō, q>/a, without bias over random
+// rotations, and its error, |y| sqrt(1 - a²)/a <e, q> for a unit e orthogonal to y, is about
+// normal with a variance of at most |y|² (1 - a²)/(a² (D - 1)) |q|². The query is rounded to 4
+// bits a dimension (q̄ = lo + Δ u, u in 0..15), adding <ō, q - q̄>/a, of variance |q - q̄|²/(D a²)
+// where the signs are independent of the rounding. Unlike the int8 bound this one is
+// probabilistic: BITS_CONFIDENCE standard deviations (see bitBound()).
 
 /** Largest block of the Walsh-Hadamard transform: a power of two dividing the padded dimensions. */
 const MAX_BLOCK = 1024;
@@ -37,6 +46,12 @@ export interface CodeSpace {
   queryBytes: number;
   /** The largest int16 code of a query: no partial sum of the kernel's dot product leaves int32. */
   queryMax: number;
+  /** Bytes of a row's bits: one per padded dimension, rounded up to 16 bytes (the kernel reads v128s). */
+  bitBytes: number;
+  /** Bytes of a row of the first level: its bits, then its factor (f32), the bits set (i32) and a (f32), padded to 16. */
+  bitRowBytes: number;
+  /** Bytes of a query's bits: per 16 bytes of a row's bits, its 4 bit planes (16 bytes each), then Δ, lo (f32), Σu and D (i32). */
+  bitQueryBytes: number;
 }
 
 const spaces = new Map<number, CodeSpace>();
@@ -62,7 +77,11 @@ function makeCodeSpace(dims: number): CodeSpace {
     signs[i] = state & 1 ? 1 : -1;
   }
   const queryMax = Math.min(32767, Math.floor((2 ** 31 - 1) / (127 * padded)));
-  return { dims, padded, block, signs, rowBytes: padded + 16, queryBytes: padded * 2 + 4, queryMax };
+  const bitBytes = Math.ceil(padded / 128) * 16;
+  return {
+    dims, padded, block, signs, rowBytes: padded + 16, queryBytes: padded * 2 + 4, queryMax,
+    bitBytes, bitRowBytes: bitBytes + 16, bitQueryBytes: bitBytes * 4 + 16,
+  };
 }
 
 /** The rotated vector, in `y` (padded): signs, then an orthonormal Walsh-Hadamard transform of each block. */
@@ -109,7 +128,10 @@ function squaredNorm(x: ArrayLike<number>): number {
 }
 
 export interface RowCode {
-  /** What the matrix of codes holds for the row (rowBytes). */
+  /**
+   * What the matrix of codes holds for the row (rowBytes): the codes, the scale (f32), and for
+   * the first level (bitRow()) its factor |y|²/<s, y> and a (f32s), s the codes' signs.
+   */
   bytes: Uint8Array;
   /** At least the norm of the row's residual (rotated row - scale x codes). */
   error: number;
@@ -123,13 +145,22 @@ export function encodeRow(space: CodeSpace, x: Float32Array): RowCode {
   const y = rotatedOf(space, x);
   const scale = scaleFor(y, 127);
   let residual = 0;
+  // The first level's bits are the codes' signs (0 counted as positive), so that they can be
+  // made from a row of codes alone; a code of 0 is a coordinate within half a step of 0.
+  let signed = 0;
+  let squares = 0;
   for (let i = 0; i < y.length; i++) {
     const code = Math.max(-127, Math.min(127, Math.round(y[i] / scale)));
     codes[i] = code;
     const r = y[i] - scale * code;
     residual += r * r;
+    signed += code >= 0 ? y[i] : -y[i];
+    squares += y[i] * y[i];
   }
-  new DataView(bytes.buffer).setFloat32(space.padded, scale, true);
+  const view = new DataView(bytes.buffer);
+  view.setFloat32(space.padded, scale, true);
+  view.setFloat32(space.padded + 4, signed > 0 ? squares / signed : 0, true);
+  view.setFloat32(space.padded + 8, signed > 0 ? signed / Math.sqrt(space.padded * squares) : 1, true);
   return { bytes, error: Math.fround(Math.sqrt(residual) * (1 + 1e-6)), norm: Math.sqrt(squaredNorm(x)) };
 }
 
@@ -167,4 +198,108 @@ export function encodeQuery(space: CodeSpace, q: Float32Array): QueryCode {
     weight: Math.sqrt(codeNorm) * scale * (1 + 1e-9),
     slack: (maxNorm) => (Math.sqrt(residual) + rounding) * maxNorm * (1 + 1e-9) + SLACK,
   };
+}
+
+/**
+ * The row of the first level (bitRowBytes) made from a row of codes (rowBytes): a bit per
+ * padded dimension, set where the code is not negative, then the factor |y|²/<s, y>, the
+ * count of bits set and a = <s, y>/(sqrt(D) |y|).
+ */
+export function bitRow(space: CodeSpace, code: Uint8Array, into = new Uint8Array(space.bitRowBytes)): Uint8Array {
+  into.fill(0, 0, space.bitBytes);
+  let set = 0;
+  for (let i = 0; i < space.padded; i++) {
+    if (code[i] < 128) {
+      into[i >> 3] |= 1 << (i & 7);
+      set++;
+    }
+  }
+  const from = new DataView(code.buffer, code.byteOffset, code.byteLength);
+  const to = new DataView(into.buffer, into.byteOffset, into.byteLength);
+  to.setFloat32(space.bitBytes, from.getFloat32(space.padded + 4, true), true);
+  to.setInt32(space.bitBytes + 4, set, true);
+  to.setFloat32(space.bitBytes + 8, from.getFloat32(space.padded + 8, true), true);
+  to.setInt32(space.bitBytes + 12, 0, true);
+  return into;
+}
+
+/** a of a row of the first level: the smaller, the wider its bound. */
+export function bitAgreement(space: CodeSpace, row: Uint8Array): number {
+  return new DataView(row.buffer, row.byteOffset, row.byteLength).getFloat32(space.bitBytes + 8, true);
+}
+
+/**
+ * How many standard deviations of the first level's estimate its bound spans (RaBitQ's ε0): the
+ * search's confidence parameter. A row among the k best is missed only when its upper bound
+ * falls below the k-th best lower bound: its estimate short by more than its own bound, and by
+ * more than the k-th best estimate's margin over the k-th best cosine (which grows where many
+ * cosines crowd, as on isotropic vectors). The rows kept are narrowed by the int8 codes' proven
+ * bound, so this decides recall and work, never a score.
+ */
+export const BITS_CONFIDENCE = 2.2;
+
+/** Covers the float32 rounding of the kernel's estimate and of the factors, well under 1e-5. */
+const BITS_SLACK = 1e-5;
+
+export interface BitQuery {
+  /** What the kernel takes for the query (bitQueryBytes). */
+  bytes: Uint8Array;
+  /** The bound of a row's estimate, from its a, for rows of norm at most `maxNorm`. */
+  bound(a: number, maxNorm: number): number;
+}
+
+export function encodeBitQuery(space: CodeSpace, q: Float32Array): BitQuery {
+  const bytes = new Uint8Array(space.bitQueryBytes);
+  const y = rotatedOf(space, q);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < y.length; i++) {
+    lo = Math.min(lo, y[i]);
+    hi = Math.max(hi, y[i]);
+  }
+  lo = Math.fround(lo);
+  const step = Math.fround(hi > lo ? (hi - lo) / 15 : 1);
+  let sum = 0;
+  let rounding = 0;
+  for (let i = 0; i < y.length; i++) {
+    const u = Math.max(0, Math.min(15, Math.round((y[i] - lo) / step)));
+    sum += u;
+    const r = y[i] - (lo + step * u);
+    rounding += r * r;
+    // Plane j of the 16 bytes holding bit i: at 64 per 16 bytes of bits, then 16 per plane.
+    const at = (i >> 7) * 64 + ((i >> 3) & 15);
+    for (let j = 0; j < 4; j++) if ((u >> j) & 1) bytes[at + j * 16] |= 1 << (i & 7);
+  }
+  const view = new DataView(bytes.buffer);
+  const trailer = space.bitBytes * 4;
+  view.setFloat32(trailer, step, true);
+  view.setFloat32(trailer + 4, lo, true);
+  view.setInt32(trailer + 8, sum, true);
+  view.setInt32(trailer + 12, space.padded, true);
+  const d = space.padded;
+  const direction = squaredNorm(q) / Math.max(1, d - 1);
+  const quantised = rounding / d;
+  return {
+    bytes,
+    bound: (a, maxNorm) => ((BITS_CONFIDENCE * maxNorm) / a) * Math.sqrt((1 - a * a) * direction + quantised) + BITS_SLACK,
+  };
+}
+
+/** The first level's estimate of <q, x>, as the kernel computes it, in float64: the reference for tests. */
+export function bitEstimate(space: CodeSpace, query: Uint8Array, row: Uint8Array): number {
+  const q = new DataView(query.buffer, query.byteOffset, query.byteLength);
+  const r = new DataView(row.buffer, row.byteOffset, row.byteLength);
+  let weighted = 0;
+  for (let i = 0; i < space.padded; i++) {
+    if (!((row[i >> 3] >> (i & 7)) & 1)) continue;
+    const at = (i >> 7) * 64 + ((i >> 3) & 15);
+    for (let j = 0; j < 4; j++) if ((query[at + j * 16] >> (i & 7)) & 1) weighted += 1 << j;
+  }
+  const trailer = space.bitBytes * 4;
+  const step = q.getFloat32(trailer, true);
+  const lo = q.getFloat32(trailer + 4, true);
+  const sum = q.getInt32(trailer + 8, true);
+  const d = q.getInt32(trailer + 12, true);
+  const set = r.getInt32(space.bitBytes + 4, true);
+  return r.getFloat32(space.bitBytes, true) * (step * (2 * weighted - sum) + lo * (2 * set - d));
 }

@@ -1,5 +1,5 @@
 // The page index's snapshots on both engines: a load from one answers as a full load does, bit
-// for bit, without reading the pages from the store, and sees what changed while no index
+// for bit (through its bits, codes and vectors), without reading the pages from the store, and sees what changed while no index
 // ran (inserts, deletions, re-embeddings, metadata); a snapshot is used once, never for another
 // store or a store behind its position, and a truncated or corrupt one leaves a full load.
 import fs from 'node:fs';
@@ -73,8 +73,9 @@ describe.each(ENGINES)('page index snapshots on %s', (engine) => {
     return { reads, on: { ...store, readPages: (selection) => (reads.push(selection), store.readPages(selection)) } };
   }
 
+  /** From a few hundred pages, so that the coded workspace's searches scan its bits first (kept by the snapshot). */
   function indexOn(on: TestStore, snapshots: string | null): PageIndex {
-    const index = new PageIndex(on, pool, contentDir, snapshots === null ? null : new IndexSnapshots(snapshots));
+    const index = new PageIndex(on, pool, contentDir, snapshots === null ? null : new IndexSnapshots(snapshots), { bitsMinRows: 500 });
     opened.push(index);
     return index;
   }

@@ -1,9 +1,10 @@
 // The compact codes' bound: for every row, the cosine the float scan computes lies within the
 // bound of the codes' approximate cosine, whatever the vectors (random, one spike, flat,
 // nearly equal, short), so that a search that re-scores only the rows within the bounds
-// finds the float scan's k best.
+// finds the float scan's k best. The first level's bits: the kernel's estimate is the JS
+// reference's, and its error is within its bound about as often as a normal error would be.
 import { afterAll, describe, expect, it } from 'vitest';
-import { codeSpace, encodeQuery, encodeRow } from '../../src/store/vector-codes.js';
+import { bitAgreement, bitEstimate, bitRow, BITS_CONFIDENCE, codeSpace, encodeBitQuery, encodeQuery, encodeRow } from '../../src/store/vector-codes.js';
 import { ScanPool, VectorMatrix } from '../../src/search/kernel/index.js';
 import { normalizeVector } from '../../src/search/vectors.js';
 
@@ -41,7 +42,7 @@ describe('compact codes', () => {
       const space = codeSpace(dims);
       const vectors = [...hardVectors(dims), ...Array.from({ length: 300 }, () => randomUnit(dims))];
       const floats = new VectorMatrix(dims);
-      const codes = new VectorMatrix(dims, { codes: true });
+      const codes = new VectorMatrix(dims, { kind: 'int8' });
       const errors: number[] = [];
       let maxNorm = 0;
       for (const v of vectors) {
@@ -72,11 +73,50 @@ describe('compact codes', () => {
     });
   }
 
+  for (const dims of [1536, 384, 100, 7]) {
+    it(`estimates from the bits as the reference does, within the bound as a normal error, ${dims} dims`, async () => {
+      const space = codeSpace(dims);
+      const vectors = [...hardVectors(dims), ...Array.from({ length: 1000 }, () => randomUnit(dims))];
+      const bits = new VectorMatrix(dims, { kind: 'bits' });
+      const rows = vectors.map((v) => bitRow(space, encodeRow(space, v).bytes));
+      for (const row of rows) bits.appendCodes(row);
+      let outside = 0;
+      let errors = 0;
+      let squares = 0;
+      for (const q of [...hardVectors(dims).slice(0, 3), ...Array.from({ length: 6 }, () => randomUnit(dims))]) {
+        const query = encodeBitQuery(space, q);
+        const estimates = await pool.score(bits, query.bytes);
+        const chosen = Int32Array.from({ length: 50 }, (_, i) => (i * 13) % vectors.length);
+        expect(Array.from(await pool.score(bits, query.bytes, chosen))).toEqual(Array.from(chosen, (r) => estimates[r]));
+        vectors.forEach((v, i) => {
+          // The kernel sums in integers and rounds once or twice in float32.
+          const reference = bitEstimate(space, query.bytes, rows[i]);
+          expect(Math.abs(estimates[i] - reference)).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(reference)));
+          if (i < 9) return; // the hard vectors: no rotation makes a spike or a flat vector random
+          const cosine = v.reduce((sum, x, j) => sum + x * q[j], 0);
+          const bound = query.bound(bitAgreement(space, rows[i]), 1);
+          const error = (estimates[i] - cosine) / (bound / BITS_CONFIDENCE);
+          errors++;
+          squares += error * error;
+          if (Math.abs(estimates[i] - cosine) > bound) outside++;
+        });
+      }
+      // The bound spans BITS_CONFIDENCE deviations: about 2.8% of normal errors lie beyond 2.2.
+      // Under 384 dims a block of the rotation is too short to make a spike or flat query random.
+      if (dims >= 384) {
+        expect(Math.sqrt(squares / errors)).toBeGreaterThan(0.8);
+        expect(Math.sqrt(squares / errors)).toBeLessThan(1.2);
+        expect(outside / errors).toBeLessThan(0.06);
+      }
+    });
+  }
+
   it('refuses a query of the wrong kind or size', async () => {
-    const codes = new VectorMatrix(16, { codes: true });
+    const codes = new VectorMatrix(16, { kind: 'int8' });
     codes.appendCodes(encodeRow(codeSpace(16), randomUnit(16)).bytes);
     await expect(pool.score(codes, randomUnit(16))).rejects.toThrow(/matrix takes/);
     expect(() => codes.append(randomUnit(16))).toThrow(/rows of codes/);
     expect(() => codes.appendCodes(new Uint8Array(3))).toThrow(/bytes/);
+    expect(() => new VectorMatrix(20_000, { kind: 'bits' })).toThrow(/17,408/);
   });
 });

@@ -29,20 +29,24 @@ export interface VectorMatrixOptions {
    */
   slots?: number;
   /**
-   * Rows of int8 codes (store/vector-codes.ts) instead of float32: each row its codes, then its scale; a
-   * query is int16s, then its scale.
+   * What a row holds (default float32): 'int8', the codes of store/vector-codes.ts, each row its
+   * codes, then its scale, a query int16s, then its scale; 'bits', the first level of the same
+   * file, a bit per dimension and the row's factors, a query its 4 bit planes and factors.
    */
-  codes?: boolean;
+  kind?: RowKind;
 }
+
+/** What a matrix's rows hold: float32 vectors, int8 codes, or bits (store/vector-codes.ts). */
+export type RowKind = 'float32' | 'int8' | 'bits';
 
 /** Where a thread finds its scratch and the rows; what a worker needs besides the memory. */
 export interface MatrixLayout {
   dims: number;
-  /** Whether rows are int8 codes (scan_i8 and kin) rather than float32. */
-  codes: boolean;
+  /** What rows hold: the kernel's scan, scan_i8 or scan_bits (and kin) reads them. */
+  kind: RowKind;
   /**
    * Bytes per row: dims rounded up to 16 elements, the padding zero, so the kernel needs no tail
-   * loop (codes: then 16 bytes holding the row's scale).
+   * loop (int8 and bits: then 16 bytes holding the row's factors).
    */
   stride: number;
   /** Bytes of a query as the caller gives it, and between two queries in a scratch slot. */
@@ -63,19 +67,25 @@ export interface MatrixLayout {
 let nextId = 1;
 
 /** The layout of a matrix of `dims` dimensions with `slots` scratch slots. */
-function layoutOf(dims: number, slots: number, codes: boolean): MatrixLayout {
+function layoutOf(dims: number, slots: number, kind: RowKind): MatrixLayout {
   const padded = Math.ceil(dims / 16) * 16;
-  const stride = codes ? padded + 16 : padded * 4;
-  const queryBytes = codes ? padded * 2 + 4 : dims * 4;
-  const queryStride = codes ? padded * 2 + 16 : stride;
+  const bitBytes = Math.ceil(padded / 128) * 16;
+  const sizes = {
+    float32: { stride: padded * 4, queryBytes: dims * 4, queryStride: padded * 4 },
+    int8: { stride: padded + 16, queryBytes: padded * 2 + 4, queryStride: padded * 2 + 16 },
+    bits: { stride: bitBytes + 16, queryBytes: bitBytes * 4 + 16, queryStride: bitBytes * 4 + 16 },
+  };
+  // The bits kernel adds up a row in i16 lanes, at most 240 per 128 dimensions (scan.wat).
+  if (kind === 'bits' && padded > 17_408) throw new RangeError(`a matrix of bits takes at most 17,408 dims, got ${dims}`);
+  const { stride, queryBytes, queryStride } = sizes[kind];
   const slotBytes = MAX_QUERIES * queryStride + CHUNK * 4 * (1 + MAX_QUERIES);
   const header = Math.ceil((slots * slotBytes) / 64) * 64;
   const block = Math.max(1, Math.floor(SCAN_BLOCK_BYTES / stride));
-  return { dims, codes, stride, queryBytes, queryStride, queries: MAX_QUERIES, chunk: CHUNK, block, slotBytes, header };
+  return { dims, kind, stride, queryBytes, queryStride, queries: MAX_QUERIES, chunk: CHUNK, block, slotBytes, header };
 }
 
 /**
- * One contiguous matrix (float32 rows, or int8 codes) in its own shared WebAssembly memory, so
+ * One contiguous matrix (float32 rows, int8 codes or bits) in its own shared WebAssembly memory, so
  * scan workers read it in place. Rows are written in place; nothing here knows which
  * page a row holds. Writes racing an in-flight scan may be seen half-done by it,
  * so apply writes between scans.
@@ -97,7 +107,7 @@ export class VectorMatrix {
     this.dims = dims;
     this.slots = opts.slots ?? availableParallelism() + 1;
     if (!Number.isInteger(this.slots) || this.slots < 1) throw new RangeError(`slots must be a positive integer`);
-    this.layout = layoutOf(dims, this.slots, opts.codes ?? false);
+    this.layout = layoutOf(dims, this.slots, opts.kind ?? 'float32');
     const { header, stride } = this.layout;
     const fit = Math.floor((MAX_PAGES * PAGE - header) / stride);
     this.maxRows = Math.min(opts.maxRows ?? fit, fit);
@@ -141,9 +151,9 @@ export class VectorMatrix {
     this.#f32.set(vec, this.#offset(row));
   }
 
-  /** Appends a row of codes (a matrix of codes: its stride in bytes, see store/vector-codes.ts) and returns its index. */
+  /** Appends a row of codes or bits (its stride in bytes, see store/vector-codes.ts) and returns its index. */
   appendCodes(code: Uint8Array): number {
-    if (!this.layout.codes || code.length !== this.layout.stride) {
+    if (this.layout.kind === 'float32' || code.length !== this.layout.stride) {
       throw new RangeError(`a row of codes has ${this.layout.stride} bytes in a matrix of codes, got ${code.length}`);
     }
     this.reserve(this.#rows + 1);
@@ -153,7 +163,7 @@ export class VectorMatrix {
 
   /** The bytes of rows [0, rows) of a matrix of codes, in place (valid until the memory grows): what a snapshot keeps. */
   codeRows(): Uint8Array {
-    if (!this.layout.codes) throw new TypeError('only a matrix of codes gives its rows as bytes');
+    if (this.layout.kind === 'float32') throw new TypeError('only a matrix of codes gives its rows as bytes');
     return this.#bytes.subarray(this.layout.header, this.layout.header + this.#rows * this.layout.stride);
   }
 
@@ -162,11 +172,16 @@ export class VectorMatrix {
    * bytes), e.g. from a file; nothing else may change the matrix meanwhile.
    */
   async appendCodeRows(rows: number, fill: (into: Uint8Array) => Promise<void>): Promise<void> {
-    if (!this.layout.codes) throw new TypeError('a matrix of codes takes rows of codes');
+    if (this.layout.kind === 'float32') throw new TypeError('a matrix of codes takes rows of codes');
     this.reserve(this.#rows + rows);
     const at = this.#offset(this.#rows) * 4;
     await fill(this.#bytes.subarray(at, at + rows * this.layout.stride));
     this.#rows += rows;
+  }
+
+  /** The f32 at byte `at` of a row of codes or bits (one of its factors). */
+  float32At(row: number, at: number): number {
+    return this.#f32[this.#offset(row) + at / 4];
   }
 
   /** A copy of a row. */
@@ -228,7 +243,7 @@ export class VectorMatrix {
   }
 
   #checkLength(vec: Float32Array): void {
-    if (this.layout.codes) throw new TypeError('a matrix of codes takes rows of codes (appendCodes)');
+    if (this.layout.kind !== 'float32') throw new TypeError('a matrix of codes takes rows of codes (appendCodes)');
     if (vec.length !== this.dims) throw new RangeError(`vector has ${vec.length} dims, matrix has ${this.dims}`);
   }
 

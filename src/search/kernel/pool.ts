@@ -17,15 +17,17 @@ const MAX_HERE_PART_BYTES = 2 * MIN_PART_BYTES;
 /** Output buffers kept for reuse by scoreWith(). */
 const MAX_FREE_OUTPUTS = 8;
 
-/** What the scan kernel exports (scan.wat): each for float32 rows, and with `_i8` for codes. */
+/** What the scan kernel exports (scan.wat): each for float32 rows, with `_i8` for codes, with `_bits` for bits. */
 interface Kernel {
   scan(query: number, rows: number, stride: number, n: number, out: number): void;
   gather(query: number, header: number, stride: number, indices: number, n: number, out: number): void;
   scan_i8(query: number, rows: number, stride: number, n: number, out: number): void;
   gather_i8(query: number, header: number, stride: number, indices: number, n: number, out: number): void;
+  scan_bits(query: number, rows: number, stride: number, n: number, out: number): void;
+  gather_bits(query: number, header: number, stride: number, indices: number, n: number, out: number): void;
 }
 
-/** A query as the kernel takes it: float32 for a matrix of floats, its code (store/vector-codes.ts) for a matrix of codes. */
+/** A query as the kernel takes it: float32 for a matrix of floats, its code or bits (store/vector-codes.ts) for a matrix of those. */
 export type ScanQuery = Float32Array | Uint8Array;
 
 interface PartJob {
@@ -52,8 +54,8 @@ function scanPart({ exports, memory }: { exports: Kernel; memory: WebAssembly.Me
   const scores = new Float32Array(out);
   // The padding after the query is never written, so stays zero.
   new Uint8Array(memory.buffer).set(new Uint8Array(query.buffer, query.byteOffset, query.byteLength), q);
-  const scan = layout.codes ? exports.scan_i8 : exports.scan;
-  const gather = layout.codes ? exports.gather_i8 : exports.gather;
+  const scan = layout.kind === 'bits' ? exports.scan_bits : layout.kind === 'int8' ? exports.scan_i8 : exports.scan;
+  const gather = layout.kind === 'bits' ? exports.gather_bits : layout.kind === 'int8' ? exports.gather_i8 : exports.gather;
   for (let i = start; i < end; i += chunk) {
     const n = Math.min(chunk, end - i);
     if (rows) {
@@ -105,7 +107,8 @@ function scanMulti({ exports, memory }, { layout, slot, next, end, query, nq, to
   for (let j = 0; j < nq; j++) bytes.set(queries.subarray(j * queryBytes, (j + 1) * queryBytes), q + j * queryStride);
   for (let i = Atomics.add(rows, 0, chunk); i < end; i = Atomics.add(rows, 0, chunk)) {
     const n = Math.min(chunk, end - i);
-    if (layout.codes) exports.scan_multi_i8(q, nq, header + i * stride, stride, n, res, chunk, block, queryStride);
+    if (layout.kind === 'bits') exports.scan_multi_bits(q, nq, header + i * stride, stride, n, res, chunk, block, queryStride);
+    else if (layout.kind === 'int8') exports.scan_multi_i8(q, nq, header + i * stride, stride, n, res, chunk, block, queryStride);
     else exports.scan_multi(q, nq, header + i * stride, stride, n, res, chunk, block);
     for (let j = 0; j < nq; j++) scores.set(f32.subarray(res / 4 + j * chunk, res / 4 + j * chunk + n), j * total + i);
   }
@@ -340,8 +343,9 @@ export class ScanPool {
       throw new Error('this matrix is scanned by another ScanPool: release() it there first');
     }
     owners.set(matrix, this);
-    if (matrix.layout.codes ? !(query instanceof Uint8Array) || query.length !== matrix.layout.queryBytes : query.length !== matrix.dims) {
-      throw new RangeError(`query has ${query.length} elements, matrix takes ${matrix.layout.codes ? `${matrix.layout.queryBytes} bytes` : `${matrix.dims} dims`}`);
+    const bytes = matrix.layout.kind !== 'float32';
+    if (bytes ? !(query instanceof Uint8Array) || query.length !== matrix.layout.queryBytes : query.length !== matrix.dims) {
+      throw new RangeError(`query has ${query.length} elements, matrix takes ${bytes ? `${matrix.layout.queryBytes} bytes` : `${matrix.dims} dims`}`);
     }
     if (rows) {
       for (const row of rows) {

@@ -213,6 +213,103 @@
         (local.set $out (i32.add (local.get $out) (i32.const 4)))
         (br $next))))
 
+  ;; The first level, a bit per dimension (see store/vector-codes.ts). A row is `len` bytes of
+  ;; bits (a multiple of 16), then its factor (f32) and its count of bits set (i32); a query is,
+  ;; per 16 bytes of a row's bits, its 4 bit planes of 16 bytes, then Δ, lo (f32), Σu and D
+  ;; (i32). W = Σ_j 2^j popcount(row & plane j) is summed per byte lane (Horner: at most
+  ;; 8 x 15 = 120, so no byte overflows), added up in i16 lanes (at most 240 a step: rows of up
+  ;; to 136 steps, 17,408 dimensions) and in i32 lanes at the end; the estimate is
+  ;; factor x (Δ (2W - Σu) + lo (2 set - D)).
+  (func $dot_bits (param $q i32) (param $p i32) (param $len i32) (result f32)
+    (local $end i32) (local $v v128) (local $t v128) (local $acc v128) (local $w i32)
+    (local.set $end (i32.add (local.get $p) (local.get $len)))
+    (block $steps_done
+      (loop $steps
+        (br_if $steps_done (i32.ge_u (local.get $p) (local.get $end)))
+        (local.set $v (v128.load (local.get $p)))
+        (local.set $t (i8x16.popcnt (v128.and (local.get $v) (v128.load offset=48 (local.get $q)))))
+        (local.set $t (i8x16.add (i8x16.add (local.get $t) (local.get $t))
+          (i8x16.popcnt (v128.and (local.get $v) (v128.load offset=32 (local.get $q))))))
+        (local.set $t (i8x16.add (i8x16.add (local.get $t) (local.get $t))
+          (i8x16.popcnt (v128.and (local.get $v) (v128.load offset=16 (local.get $q))))))
+        (local.set $t (i8x16.add (i8x16.add (local.get $t) (local.get $t))
+          (i8x16.popcnt (v128.and (local.get $v) (v128.load (local.get $q))))))
+        (local.set $acc (i16x8.add (local.get $acc) (i16x8.extadd_pairwise_i8x16_u (local.get $t))))
+        (local.set $q (i32.add (local.get $q) (i32.const 64)))
+        (local.set $p (i32.add (local.get $p) (i32.const 16)))
+        (br $steps)))
+    (local.set $acc (i32x4.extadd_pairwise_i16x8_u (local.get $acc)))
+    (local.set $w (i32.add
+      (i32.add (i32x4.extract_lane 0 (local.get $acc)) (i32x4.extract_lane 1 (local.get $acc)))
+      (i32.add (i32x4.extract_lane 2 (local.get $acc)) (i32x4.extract_lane 3 (local.get $acc)))))
+    (f32.mul (f32.load (local.get $p))
+      (f32.add
+        (f32.mul (f32.load (local.get $q))
+          (f32.convert_i32_s (i32.sub (i32.shl (local.get $w) (i32.const 1)) (i32.load offset=8 (local.get $q)))))
+        (f32.mul (f32.load offset=4 (local.get $q))
+          (f32.convert_i32_s (i32.sub (i32.shl (i32.load offset=4 (local.get $p)) (i32.const 1)) (i32.load offset=12 (local.get $q))))))))
+
+
+  ;; scan, over bits: row stride $stride, bits $stride - 16 bytes.
+  (func (export "scan_bits") (param $q i32) (param $p i32) (param $stride i32) (param $n i32) (param $out i32)
+    (local $end i32) (local $len i32)
+    (local.set $len (i32.sub (local.get $stride) (i32.const 16)))
+    (local.set $end (i32.add (local.get $out) (i32.shl (local.get $n) (i32.const 2))))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $out) (local.get $end)))
+        (f32.store (local.get $out) (call $dot_bits (local.get $q) (local.get $p) (local.get $len)))
+        (local.set $p (i32.add (local.get $p) (local.get $stride)))
+        (local.set $out (i32.add (local.get $out) (i32.const 4)))
+        (br $next))))
+
+  ;; scan_multi, over bits: query j at $q + j * $qstride.
+  (func (export "scan_multi_bits") (param $q i32) (param $nq i32) (param $p i32) (param $stride i32)
+                                   (param $n i32) (param $out i32) (param $outStride i32) (param $block i32) (param $qstride i32)
+    (local $b i32) (local $bend i32) (local $j i32) (local $qj i32) (local $pi i32) (local $o i32) (local $oend i32) (local $len i32)
+    (local.set $len (i32.sub (local.get $stride) (i32.const 16)))
+    (block $blocks_done
+      (loop $blocks
+        (br_if $blocks_done (i32.ge_u (local.get $b) (local.get $n)))
+        (local.set $bend (i32.add (local.get $b) (local.get $block)))
+        (if (i32.gt_u (local.get $bend) (local.get $n)) (then (local.set $bend (local.get $n))))
+        (local.set $j (i32.const 0))
+        (block $queries_done
+          (loop $queries
+            (br_if $queries_done (i32.ge_u (local.get $j) (local.get $nq)))
+            (local.set $qj (i32.add (local.get $q) (i32.mul (local.get $j) (local.get $qstride))))
+            (local.set $pi (i32.add (local.get $p) (i32.mul (local.get $b) (local.get $stride))))
+            (local.set $o (i32.add (local.get $out)
+              (i32.shl (i32.add (i32.mul (local.get $j) (local.get $outStride)) (local.get $b)) (i32.const 2))))
+            (local.set $oend (i32.add (local.get $o) (i32.shl (i32.sub (local.get $bend) (local.get $b)) (i32.const 2))))
+            (block $rows_done
+              (loop $rows
+                (br_if $rows_done (i32.ge_u (local.get $o) (local.get $oend)))
+                (f32.store (local.get $o) (call $dot_bits (local.get $qj) (local.get $pi) (local.get $len)))
+                (local.set $pi (i32.add (local.get $pi) (local.get $stride)))
+                (local.set $o (i32.add (local.get $o) (i32.const 4)))
+                (br $rows)))
+            (local.set $j (i32.add (local.get $j) (i32.const 1)))
+            (br $queries)))
+        (local.set $b (local.get $bend))
+        (br $blocks))))
+
+  ;; gather, over bits.
+  (func (export "gather_bits") (param $q i32) (param $base i32) (param $stride i32) (param $idx i32)
+                               (param $n i32) (param $out i32)
+    (local $end i32) (local $len i32)
+    (local.set $len (i32.sub (local.get $stride) (i32.const 16)))
+    (local.set $end (i32.add (local.get $out) (i32.shl (local.get $n) (i32.const 2))))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $out) (local.get $end)))
+        (f32.store (local.get $out) (call $dot_bits (local.get $q)
+          (i32.add (local.get $base) (i32.mul (i32.load (local.get $idx)) (local.get $stride)))
+          (local.get $len)))
+        (local.set $idx (i32.add (local.get $idx) (i32.const 4)))
+        (local.set $out (i32.add (local.get $out) (i32.const 4)))
+        (br $next))))
+
   ;; Sum of the f32s in [$p, $p + $len), $len a multiple of 64: the bandwidth probe.
   (func (export "sum") (param $p i32) (param $len i32) (result f32)
     (local $end i32) (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
