@@ -127,9 +127,13 @@ describe.each(ENGINES)('page index snapshots on %s', (engine) => {
     }
   }
 
+  /** The temporary directories the file made, removed at its end. */
+  const made: string[] = [];
+
   /** A snapshot directory with both workspaces' snapshots, written by an index that loaded them and closed. */
   async function snapshotted(): Promise<string> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-snapshots-'));
+    made.push(dir);
     const index = indexOn(store, dir);
     await answers(index, coded);
     await answers(index, mixed);
@@ -156,6 +160,7 @@ describe.each(ENGINES)('page index snapshots on %s', (engine) => {
     store = await openTestStore(engine);
     pool = new ScanPool({ threads: 2 });
     contentDir = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-index-'));
+    made.push(contentDir);
     coded = (await store.db.insertInto('workspaces').values({ name: 'coded' }).returning('id').executeTakeFirstOrThrow()).id;
     mixed = (await store.db.insertInto('workspaces').values({ name: 'mixed' }).returning('id').executeTakeFirstOrThrow()).id;
     documents.set(coded, []);
@@ -173,6 +178,7 @@ describe.each(ENGINES)('page index snapshots on %s', (engine) => {
   afterAll(async () => {
     await pool?.close();
     await store?.close();
+    for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('answers from a snapshot as a full load does, bit for bit, without reading the pages, and uses it once', async () => {
