@@ -4,11 +4,15 @@
 //
 // <dir>/<store key>/<workspace id>/ holds a manifest, one file per array (each with its length
 // and CRC-32 in the manifest) and copies of the vector and content files. A snapshot is written
-// into a temporary directory renamed into place last, so a shutdown cut short leaves none, and
-// a load claims it by renaming it away, reads it and deletes it: it is used once, by one process
-// of those sharing the data directory, and a later crash never starts from it. Anything amiss
-// (another store or schema, a position ahead of the store, other constants, a short or corrupt
-// file) leaves the load to read the store as without a snapshot.
+// into a temporary directory renamed into place last, so a shutdown cut short leaves none. A load
+// claims it by renaming it to a name of its process's own (no other process can take it), reads
+// the arrays, and keeps the vector and content files as its own: those are only ever appended to,
+// and the manifest covers only the bytes they held, so the claimed snapshot stays valid while the
+// index grows. It is removed once the next snapshot is written. A process that dies first (a
+// crash, SIGKILL) leaves it claimed: the next start puts it back (cut to its manifest's sizes), so
+// that start, too, reads it and catches up on the changes since instead of loading every page.
+// Anything amiss (another store or schema, a position ahead of the store, other constants, a short
+// or corrupt file) leaves the load to read the store as without a snapshot.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -89,6 +93,9 @@ export interface SnapshotLog {
   warn(details: object, message: string): void;
 }
 
+/** Claimed snapshots whose files an index of this process holds: never put back by a sweep. */
+const held = new Set<string>();
+
 /** Whether a process of this id runs (this one's id, left by an earlier run in the same container, does not count). */
 function running(pid: number): boolean {
   if (pid === process.pid) return false;
@@ -154,6 +161,8 @@ async function readInto(file: string, into: Uint8Array, expected: ArrayFile): Pr
 export class IndexSnapshots {
   /** The store's identity as the last restore() read it: what save() keys snapshots by (none before). */
   private identity: StoreIdentity | null = null;
+  /** Workspace -> the claimed snapshot it was read from, whose vector and content files its index holds. */
+  private readonly bases = new Map<number, string>();
 
   /** `dir`: where snapshots go (FOLIO_DATA_DIR/index/snapshots); what a process left half written or claimed there is removed. */
   constructor(
@@ -224,6 +233,7 @@ export class IndexSnapshots {
       flush(temporary);
       this.replace(target, temporary);
       flush(path.dirname(target));
+      this.drop(workspaceId);
       this.log?.info({ workspaceId, pages: ws.slotOf.size, ms: Math.round(performance.now() - started) }, 'page index snapshot written');
       return true;
     } catch (err) {
@@ -252,6 +262,7 @@ export class IndexSnapshots {
     const started = performance.now();
     const fds: number[] = [];
     let ws: WorkspacePages | null = null;
+    let kept = false;
     try {
       const manifest = JSON.parse(fs.readFileSync(path.join(claimed, 'manifest.json'), 'utf8')) as Manifest;
       const refused = refusal(manifest, store, workspaceId);
@@ -266,11 +277,8 @@ export class IndexSnapshots {
         await readInto(path.join(claimed, `${name}.bin`), bytesOf(array), file);
         (arrays as Record<ArrayName, ArrayBufferView>)[name] = array;
       }
-      const vectors = openAdopted(path.join(claimed, 'vectors'), fds);
-      const contents = openAdopted(path.join(claimed, 'contents'), fds);
-      if (fs.fstatSync(vectors).size < manifest.vectorPlaces * vectorStride(EMBEDDING_DIMENSIONS) || fs.fstatSync(contents).size < manifest.contents.end) {
-        throw new Error('a side file of the snapshot is shorter than its manifest says');
-      }
+      const vectors = openKept(path.join(claimed, 'vectors'), manifest.vectorPlaces * vectorStride(EMBEDDING_DIMENSIONS), fds);
+      const contents = openKept(path.join(claimed, 'contents'), manifest.contents.end, fds);
       if (arrays.rowPlace.some((place) => place < 0 || place >= manifest.vectorPlaces)) throw new Error("a row's vector is beyond the vector file");
       ws = new WorkspacePages(contentDir);
       await ws.restore(
@@ -304,6 +312,9 @@ export class IndexSnapshots {
         contentDir,
       );
       fds.length = 0; // the workspace holds them now
+      this.drop(workspaceId);
+      this.bases.set(workspaceId, claimed);
+      kept = true;
       this.log?.info({ workspaceId, pages: ws.slotOf.size, ms: Math.round(performance.now() - started) }, 'page index read from its snapshot');
       return ws;
     } catch (err) {
@@ -312,17 +323,40 @@ export class IndexSnapshots {
       this.log?.warn({ err, workspaceId }, 'page index snapshot unreadable; the workspace loads from the store');
       return null;
     } finally {
-      remove(claimed);
+      if (!kept) {
+        held.delete(claimed);
+        remove(claimed);
+      }
     }
+  }
+
+  /**
+   * Lets go of the claimed snapshots this instance's index read (their files closed with the
+   * index): the next start in this process, or after it, puts them back.
+   */
+  close(): void {
+    for (const claimed of this.bases.values()) held.delete(claimed);
+    this.bases.clear();
+  }
+
+  /** Removes the claimed snapshot the workspace's index was read from, if any: a newer one replaces it. */
+  private drop(workspaceId: number): void {
+    const base = this.bases.get(workspaceId);
+    if (base === undefined) return;
+    this.bases.delete(workspaceId);
+    held.delete(base);
+    remove(base);
   }
 
   /** Renames the snapshot at `target` to a name of this process's own; null when there is none (or another process took it). */
   private claim(target: string): string | null {
     const claimed = `${target}.claimed-${process.pid}-${randomBytes(4).toString('hex')}`;
+    held.add(claimed);
     try {
       fs.renameSync(target, claimed);
       return claimed;
     } catch (err) {
+      held.delete(claimed);
       const { code } = err as NodeJS.ErrnoException;
       // None there, or no directory for any (the index keeps no files).
       if (code !== 'ENOENT' && code !== 'ENOTDIR') this.log?.warn({ err }, 'page index snapshot could not be claimed');
@@ -336,19 +370,33 @@ export class IndexSnapshots {
     try {
       fs.renameSync(temporary, target);
     } finally {
-      if (older) remove(older);
+      if (older) {
+        held.delete(older);
+        remove(older);
+      }
     }
   }
 
-  /** Removes the snapshots half written or claimed by processes no longer running. */
+  /**
+   * Removes the snapshots half written by processes no longer running, and puts back those they
+   * had claimed (where no newer one took the place): a process that died while its index held one.
+   */
   private sweep(): void {
     try {
       if (!fs.existsSync(this.dir)) return;
       for (const key of fs.readdirSync(this.dir)) {
         const dir = path.join(this.dir, key);
         for (const name of fs.readdirSync(dir)) {
-          const left = /\.(?:writing|claimed)-(\d+)-[0-9a-f]+$/.exec(name);
-          if (left && !running(Number(left[1]))) remove(path.join(dir, name));
+          const left = /^(.*)\.(writing|claimed)-(\d+)-[0-9a-f]+$/.exec(name);
+          const at = path.join(dir, name);
+          if (!left || held.has(at) || running(Number(left[3]))) continue;
+          const target = path.join(dir, left[1]);
+          if (left[2] === 'claimed' && !fs.existsSync(target)) {
+            fs.renameSync(at, target);
+            this.log?.info({ workspaceId: Number(left[1]) }, 'page index snapshot of a process that stopped without writing one put back for the next load');
+          } else {
+            remove(at);
+          }
         }
       }
     } catch (err) {
@@ -377,10 +425,14 @@ function remove(dir: string): void {
   }
 }
 
-/** Opens a snapshot's side file for the index to keep, unlinked at once (nothing is left if the process dies). */
-function openAdopted(file: string, fds: number[]): number {
+/**
+ * Opens a snapshot's side file for the index to keep, cut to the `bytes` its manifest covers: what
+ * lies beyond, a dead process's index appended after it read the snapshot.
+ */
+function openKept(file: string, bytes: number, fds: number[]): number {
   const fd = fs.openSync(file, 'r+');
   fds.push(fd);
-  fs.unlinkSync(file);
+  if (fs.fstatSync(fd).size < bytes) throw new Error('a side file of the snapshot is shorter than its manifest says');
+  fs.ftruncateSync(fd, bytes);
   return fd;
 }

@@ -794,6 +794,8 @@ export class PageIndex {
       this.pool.release(ws.bits);
       ws.close();
     }
+    // Their files closed: a workspace not saved above leaves the snapshot it was read from for the next start.
+    this.snapshots?.close();
     this.loaded.clear();
     this.ready.clear();
     this.workspaces.clear();

@@ -1,6 +1,8 @@
 // Acknowledged writes survive SIGKILL: `folio serve` on each engine takes concurrent
 // embedding ingests, metadata patches and deletes, is killed mid-stream (twice), and after
 // each restart every write it answered 2xx is there and every acknowledged delete stays done.
+// A process killed after it read its page index from a snapshot leaves that snapshot to the next
+// start, which reads it again and catches up instead of loading every page.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -139,6 +141,69 @@ describe.each(ENGINES)('acknowledged writes across SIGKILL (%s)', { timeout: 300
       await verify(restarted.url, acked);
     } finally {
       await restarted.stop();
+    }
+  });
+});
+
+describe.each(ENGINES)('the page index across SIGKILL (%s)', { timeout: 300_000 }, (engine) => {
+  let dataDir: string;
+  let schema: string | null = null;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    dataDir = engine === 'pglite' ? await migratedDataDir('folio-index-kill-') : fs.mkdtempSync(path.join(os.tmpdir(), 'folio-index-kill-'));
+    env = { FOLIO_DATA_DIR: dataDir, FOLIO_API_KEYS: `${KEY}:durable:write`, FOLIO_RATE_LIMIT: '0', LOG_LEVEL: 'info' };
+    if (engine === 'postgres') {
+      schema = newSchemaName();
+      await createSchema(schema);
+      env.DATABASE_URL = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    }
+  });
+
+  afterAll(async () => {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (schema) await dropSchema(schema);
+  });
+
+  async function ingest(url: string, from: number, to: number): Promise<void> {
+    for (let n = from; n < to; n++) {
+      expect(await request(url, 'POST', '/api/v1/documents/ingest/embedding', { embedding: vector(n), content: `Lighthouse log ${n}: the keeper saw fog.` })).toBe(201);
+    }
+  }
+
+  /** The pages a keyword search for the log's words finds. */
+  async function logged(url: string): Promise<number> {
+    const res = await fetch(`${url}/api/v1/documents/search/pages`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'lighthouse keeper fog', alpha: 0, top_k: 100 }),
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { data: { results: unknown[] } }).data.results.length;
+  }
+
+  const restoredFromSnapshot = (output: string) => output.includes('page index read from its snapshot');
+
+  it('starts from the snapshot the killed process read, with what it acknowledged since', async () => {
+    const first = await startServer(env);
+    await ingest(first.url, 0, 30);
+    expect(await logged(first.url)).toBe(30);
+    expect(await first.stop()).toBe(0);
+    const second = await startServer(env);
+    try {
+      expect(await logged(second.url)).toBe(30);
+      expect(restoredFromSnapshot(second.output())).toBe(true);
+      await ingest(second.url, 30, 42);
+      expect(await logged(second.url)).toBe(42);
+    } finally {
+      await second.stop('SIGKILL');
+    }
+    const third = await startServer(env);
+    try {
+      expect(await logged(third.url)).toBe(42);
+      expect(restoredFromSnapshot(third.output())).toBe(true);
+    } finally {
+      await third.stop();
     }
   });
 });

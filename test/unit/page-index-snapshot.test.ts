@@ -1,7 +1,8 @@
 // The page index's snapshots on both engines: a load from one answers as a full load does, bit
 // for bit (through its bits, codes and vectors), without reading the pages from the store, and sees what changed while no index
-// ran (inserts, deletions, re-embeddings, metadata); a snapshot is used once, never for another
-// store or a store behind its position, and a truncated or corrupt one leaves a full load.
+// ran (inserts, deletions, re-embeddings, metadata); a snapshot serves one process at a time, and
+// again after that process dies without writing the next one; never for another store or a store
+// behind its position, and a truncated or corrupt one leaves a full load.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
 import { IndexSnapshots } from '../../src/search/index-snapshot.js';
 import { ScanPool } from '../../src/search/kernel/index.js';
 import { PageIndex, type PageQuery, type RankedPage } from '../../src/search/page-index.js';
+import { vectorStride } from '../../src/search/row-vectors.js';
 import { normalizeVector } from '../../src/search/vectors.js';
 import { deleteDocuments, insertDocument, insertPages } from '../../src/store/documents.js';
 import type { PageSelection } from '../../src/store/pages.js';
@@ -181,7 +183,7 @@ describe.each(ENGINES)('page index snapshots on %s', (engine) => {
     for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('answers from a snapshot as a full load does, bit for bit, without reading the pages, and uses it once', async () => {
+  it('answers from a snapshot as a full load does, bit for bit, without reading the pages, and serves one index at a time', async () => {
     const dir = await snapshotted();
     expect(fs.existsSync(path.join(await snapshotOf(dir, coded), 'manifest.json'))).toBe(true);
     const want = [await fullLoadAnswers(coded), await fullLoadAnswers(mixed)];
@@ -190,8 +192,10 @@ describe.each(ENGINES)('page index snapshots on %s', (engine) => {
     expect([await answers(restored, coded), await answers(restored, mixed)]).toEqual(want);
     expect(first.reads).toEqual([]);
     expect(restored.memory()).toMatchObject({ workspaces: 2 });
-    // Claimed and deleted: a second process (or the next start after a crash) loads from the store.
-    expect(fs.readdirSync(path.dirname(await snapshotOf(dir, coded)))).toEqual([]);
+    // Claimed while the index holds its files: a second process loads from the store.
+    expect(fs.readdirSync(path.dirname(await snapshotOf(dir, coded))).map((name) => name.replace(/-\d+-[0-9a-f]+$/, '')).sort()).toEqual(
+      [`${coded}.claimed`, `${mixed}.claimed`].sort(),
+    );
     const second = counted();
     expect(await answers(indexOn(second.on, dir), coded)).toEqual(want[0]);
     expect(loadedFully(second.reads)).toBe(true);
@@ -227,6 +231,37 @@ describe.each(ENGINES)('page index snapshots on %s', (engine) => {
     const again = counted();
     expect([await answers(indexOn(again.on, dir), coded), await answers(indexOn(again.on, dir), mixed)]).toEqual(want);
     expect(again.reads).toEqual([]);
+  }, 180_000);
+
+  it('serves the next start again when the index reading it dies, cut to what it held, with the changes since', async () => {
+    const dir = await snapshotted();
+    const snapshot = await snapshotOf(dir, coded);
+    const manifest = JSON.parse(fs.readFileSync(path.join(snapshot, 'manifest.json'), 'utf8')) as { vectorPlaces: number; contents: { end: number } };
+    // An index of its own (not closed: it dies), which reads the snapshot and then indexes more pages.
+    const dying = new PageIndex(store, pool, contentDir, new IndexSnapshots(dir), { bitsMinRows: 500 });
+    await answers(dying, coded);
+    await deleteSome(coded, 11);
+    await addDocuments(coded, 40);
+    await answers(dying, coded);
+    const parent = path.dirname(snapshot);
+    const [claimed] = fs.readdirSync(parent).filter((name) => name.startsWith(`${coded}.claimed-`));
+    // It appended to the snapshot's files past what the manifest covers.
+    expect(fs.statSync(path.join(parent, claimed, 'vectors')).size).toBeGreaterThan(manifest.vectorPlaces * vectorStride(1536));
+    expect(fs.statSync(path.join(parent, claimed, 'contents')).size).toBeGreaterThan(manifest.contents.end);
+    // Its process is gone: a claim of a process id that runs no process. Half the pages it added are deleted since.
+    fs.renameSync(path.join(parent, claimed), path.join(parent, `${coded}.claimed-999999999-0f0f`));
+    const all = documents.get(coded)!;
+    await deleteDocuments(store.db, coded, all.slice(-20));
+    documents.set(coded, all.slice(0, -20));
+    const want = await fullLoadAnswers(coded);
+    const { reads, on } = counted();
+    expect(await answers(indexOn(on, dir), coded)).toEqual(want);
+    expect(loadedFully(reads)).toBe(false);
+    // Only the 20 pages added since the snapshot that are still there were read, and their vectors follow the snapshot's.
+    expect(reads.flatMap((r) => ('ids' in r ? r.ids : [])).length).toBe(20);
+    const [resumed] = fs.readdirSync(parent).filter((name) => name.startsWith(`${coded}.claimed-${process.pid}-`));
+    const embedded = (await store.db.selectFrom('pages').select('id').where('document_id', 'in', all.slice(-40, -20)).where('embedding', 'is not', null).execute()).length;
+    expect(fs.statSync(path.join(parent, resumed, 'vectors')).size).toBe((manifest.vectorPlaces + embedded) * vectorStride(1536));
   }, 180_000);
 
   it('is not used for a position ahead of the store, another store, or once truncated or corrupt', async () => {
@@ -275,14 +310,18 @@ describe.each(ENGINES)('page index snapshots on %s', (engine) => {
     }
   }, 120_000);
 
-  it('removes snapshots left half written or claimed by processes that are gone, not those of running ones', async () => {
+  it('removes snapshots left half written by processes that are gone, puts back those they claimed, and leaves running ones alone', async () => {
     const dir = await snapshotted();
     const parent = path.dirname(await snapshotOf(dir, coded));
     const gone = path.join(parent, `${coded}.writing-${process.pid}-0a1b`);
+    // Older than the snapshot in place: removed.
     const claimed = path.join(parent, `${coded}.claimed-${process.pid}-2c3d`);
     const running = path.join(parent, `${coded}.writing-${process.ppid}-4e5f`);
     for (const left of [gone, claimed, running]) fs.mkdirSync(left);
+    // The only one of its workspace: put back.
+    fs.renameSync(await snapshotOf(dir, mixed), path.join(parent, `${mixed}.claimed-${process.pid}-6a7b`));
     new IndexSnapshots(dir);
     expect(fs.readdirSync(parent).sort()).toEqual([String(coded), String(mixed), path.basename(running)].sort());
+    expect(fs.existsSync(path.join(await snapshotOf(dir, mixed), 'manifest.json'))).toBe(true);
   }, 120_000);
 });
