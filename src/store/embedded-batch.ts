@@ -5,6 +5,7 @@
 import { serialize } from 'pg-protocol';
 import type { NewDocument, NewPage } from './documents.js';
 import { encodeEmbedding } from './embedding-bytes.js';
+import { storedParagraphContent } from './paragraph-content.js';
 import type { NewTask } from './tasks.js';
 
 /** A one-page document and its task, recorded as done: the document id is filled in. */
@@ -69,13 +70,13 @@ export function packBatch(items: readonly EmbeddedDocument[]): PackedBatch {
   const paragraphItems: number[] = [];
   const paragraphFirsts: number[] = [];
   const paragraphIndexes: number[] = [];
-  const paragraphContents: string[] = [];
+  const paragraphContents: (string | null)[] = [];
   const sentenceCounts: number[] = [];
   items.forEach((item, i) =>
     item.page.paragraphs.forEach((paragraph, index) => {
       paragraphItems.push(i);
       paragraphIndexes.push(index);
-      paragraphContents.push(paragraph.content);
+      paragraphContents.push(storedParagraphContent(paragraph));
       paragraphFirsts.push(sentences.length);
       sentenceCounts.push(paragraph.sentences.length);
       for (const sentence of paragraph.sentences) sentences.push(sentence);

@@ -44,6 +44,8 @@ const ITEMS = [
   item(4, 'Naïve café, 東京 🚀', true, [['Naïve café,', '東京 🚀']]),
   item(5, 'An empty paragraph', true, [[]]),
 ];
+// Not its sentences joined by single spaces: the one paragraph text stored (migration 0016).
+ITEMS[3].page.paragraphs[0].content = 'Naïve café,\n東京 🚀';
 
 describe('embedded batch arguments', () => {
   it('joins packed batches into the arguments of all their items', () => {
@@ -62,6 +64,7 @@ describe('embedded batch arguments', () => {
     expect(args[24]).toBe('{1,3,3,4,5}');
     expect(args[27]).toBe('{1,3,4,5,7}');
     expect(args[28]).toBe('{2,1,1,2,0}');
+    expect(args[26]).toBe('{NULL,NULL,NULL,"Naïve café,\n東京 🚀",""}');
     expect(args[1]).toBe('{"doc \\"1\\" \\\\ back","doc \\"2\\" \\\\ back",NULL,"doc \\"4\\" \\\\ back","doc \\"5\\" \\\\ back"}');
   });
 
