@@ -45,7 +45,7 @@ export async function insertEmbeddedDocuments(db: Kysely<Database>, items: Embed
 export async function insertEmbeddedDocumentsUnwatched(db: Kysely<Database>, items: EmbeddedDocument[]): Promise<number[] | null> {
   if (items.length === 0) return [];
   const { rows } = await db.executeQuery(CompiledQuery.raw(EMBEDDED_BATCH_SQL, embeddedBatchArguments(items)));
-  return documentIdsInOrder(items, rows as { id: number; task_identifier: string }[]);
+  return documentIdsInOrder(items.map((item) => item.document.taskIdentifier), rows as { id: number; task_identifier: string }[]);
 }
 
 /** Deletes the workspace's documents of `ids` with `also` (their events) in one transaction; returns what was deleted. */

@@ -1,6 +1,7 @@
 // Queries on documents and their content (pages, paragraphs, sentences).
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { encodeEmbedding } from './embedding-bytes.js';
+import { paragraphContent, storedParagraphContent } from './paragraph-content.js';
 import type { Database } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -141,7 +142,7 @@ export async function insertDocumentPages(db: Db, documents: DocumentPages[]): P
     page.paragraphs.map((para, index) => ({
       page_id: pageIds[i],
       paragraph_index: index,
-      content: para.content,
+      content: storedParagraphContent(para),
       sentences: para.sentences,
       sentence_ids: sql<unknown>`ARRAY(SELECT nextval('sentence_id_seq') FROM generate_series(1, ${para.sentences.length}::int))`,
     })),
@@ -278,14 +279,16 @@ export interface ParagraphRow {
 
 const PARAGRAPH_COLUMNS = ['g.id', 'g.page_id', 'g.paragraph_index', 'g.content', 'g.created_at', 'g.sentences', 'g.sentence_ids'] as const;
 
-interface StoredParagraph extends Omit<ParagraphRow, 'sentences'> {
+interface StoredParagraph extends Omit<ParagraphRow, 'content' | 'sentences'> {
+  content: string | null;
   sentences: string[];
   sentence_ids: string[];
 }
 
-function paragraphRow({ sentences, sentence_ids, ...paragraph }: StoredParagraph): ParagraphRow {
+function paragraphRow({ content, sentences, sentence_ids, ...paragraph }: StoredParagraph): ParagraphRow {
   return {
     ...paragraph,
+    content: paragraphContent(content, sentences),
     sentences: sentences.map((content, i) => ({
       id: Number(sentence_ids[i]),
       paragraph_id: paragraph.id,

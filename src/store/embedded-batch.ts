@@ -5,6 +5,7 @@
 import { serialize } from 'pg-protocol';
 import type { NewDocument, NewPage } from './documents.js';
 import { encodeEmbedding } from './embedding-bytes.js';
+import { storedParagraphContent } from './paragraph-content.js';
 import type { NewTask } from './tasks.js';
 
 /** A one-page document and its task, recorded as done: the document id is filled in. */
@@ -22,71 +23,161 @@ export const EMBEDDED_BATCH_SQL = `SELECT id, task_identifier FROM insert_embedd
 
 export type BatchArgument = string | Buffer;
 
-/** A PostgreSQL array literal of texts (every element quoted, so no word needs care) or numbers. */
-function arrayLiteral(values: readonly (string | number | null | undefined)[]): string {
-  const elements = values.map((value) => {
-    if (value === null || value === undefined) return 'NULL';
-    if (typeof value === 'number') return String(value);
-    return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
-  });
-  return `{${elements.join(',')}}`;
+/** An array literal's elements: texts (each quoted, so no word needs care) or numbers. */
+function elements(values: readonly (string | number | null | undefined)[]): string {
+  return values
+    .map((value) => {
+      if (value === null || value === undefined) return 'NULL';
+      if (typeof value === 'number') return String(value);
+      // Most texts hold neither character: the scan costs less than the replace.
+      return value.includes('"') || value.includes('\\') ? `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"` : `"${value}"`;
+    })
+    .join(',');
 }
+
+/**
+ * The statement's arguments for some items, packed where they are known (on the embedded engine,
+ * the main thread) so that the writer only joins batches: the array literals' elements (every
+ * argument's but the three that count from the batch's start), the vectors' bytes, and the
+ * positions to rebase when batches are joined.
+ */
+export interface PackedBatch {
+  /** Each array argument's elements in `EMBEDDED_BATCH_SQL`'s order, `null` at the four built in the join. */
+  elements: (string | null)[];
+  /** The vectors, one after the other. */
+  embeddings: Uint8Array;
+  /** Each item's vector offset in `embeddings` (0-based), or -1 without one. */
+  embeddingAt: number[];
+  /** Each paragraph's item (0-based) and first sentence (0-based), in order. */
+  paragraphItems: number[];
+  paragraphFirsts: number[];
+  sentences: number;
+  taskIdentifiers: string[];
+  workspaceIds: number[];
+}
+
+/** The arguments' positions (0-based) that `joinBatches` builds: the vectors and the three positions. */
+const EMBEDDING_OFFSETS = 11;
+const EMBEDDINGS = 14;
+const PARAGRAPH_DOCS = 24;
+const PARAGRAPH_FIRSTS = 27;
+
+/** Packs `items` (at least one) for `joinBatches`. */
+export function packBatch(items: readonly EmbeddedDocument[]): PackedBatch {
+  const column = (value: (item: EmbeddedDocument) => string | number | null | undefined) => elements(items.map(value));
+  // A paragraph's sentences are a slice of one flat array: from `first`, `count` of them.
+  const sentences: string[] = [];
+  const paragraphItems: number[] = [];
+  const paragraphFirsts: number[] = [];
+  const paragraphIndexes: number[] = [];
+  const paragraphContents: (string | null)[] = [];
+  const sentenceCounts: number[] = [];
+  items.forEach((item, i) =>
+    item.page.paragraphs.forEach((paragraph, index) => {
+      paragraphItems.push(i);
+      paragraphIndexes.push(index);
+      paragraphContents.push(storedParagraphContent(paragraph));
+      paragraphFirsts.push(sentences.length);
+      sentenceCounts.push(paragraph.sentences.length);
+      for (const sentence of paragraph.sentences) sentences.push(sentence);
+    }),
+  );
+  // The embeddings travel as one binary parameter, each at its offset: in an array they would
+  // be hex text, twice the bytes, for both sides to encode and decode.
+  const vectors = items.map(({ page }) => (page.embedding ? encodeEmbedding(page.embedding) : null));
+  const embeddings = new Uint8Array(vectors.reduce((sum, v) => sum + (v?.byteLength ?? 0), 0));
+  let offset = 0;
+  const embeddingAt = vectors.map((v) => {
+    if (!v) return -1;
+    embeddings.set(v, offset);
+    offset += v.byteLength;
+    return offset - v.byteLength;
+  });
+  return {
+    elements: [
+      column((d) => d.document.workspaceId),
+      column((d) => d.document.externalId),
+      column((d) => d.document.filePath),
+      column((d) => d.document.fileUrl),
+      column((d) => JSON.stringify(d.document.metadata)),
+      column((d) => d.document.source),
+      column((d) => d.document.taskIdentifier),
+      column((d) => d.document.fileName),
+      column((d) => d.document.contentType),
+      column((d) => d.page.pageNumber),
+      column((d) => d.page.content),
+      null,
+      elements(vectors.map((v) => v?.byteLength)),
+      column((d) => d.page.embeddingModel),
+      null,
+      column((d) => d.task.identifier),
+      column((d) => d.task.workspaceId),
+      column((d) => d.task.kind),
+      column((d) => d.task.status),
+      column((d) => d.task.progress),
+      column((d) => d.task.title),
+      column((d) => d.task.message),
+      column((d) => JSON.stringify(d.task.payload ?? {})),
+      elements(sentences),
+      null,
+      elements(paragraphIndexes),
+      elements(paragraphContents),
+      null,
+      elements(sentenceCounts),
+      column((d) => d.page.tsv),
+    ],
+    embeddings,
+    embeddingAt,
+    paragraphItems,
+    paragraphFirsts,
+    sentences: sentences.length,
+    taskIdentifiers: items.map((item) => item.document.taskIdentifier),
+    workspaceIds: items.map((item) => item.document.workspaceId),
+  };
+}
+
+/** The statement's 30 arguments for the batches joined (at least one), in `EMBEDDED_BATCH_SQL`'s order. */
+export function joinBatches(batches: readonly PackedBatch[]): BatchArgument[] {
+  const embeddingAt: (number | null)[] = [];
+  const paragraphDocs: number[] = [];
+  const paragraphFirsts: number[] = [];
+  let [items, bytes, sentences] = [0, 0, 0];
+  for (const batch of batches) {
+    // 1-based in the statement, over the joined arrays and bytes.
+    for (const at of batch.embeddingAt) embeddingAt.push(at < 0 ? null : bytes + at + 1);
+    for (const item of batch.paragraphItems) paragraphDocs.push(items + item + 1);
+    for (const first of batch.paragraphFirsts) paragraphFirsts.push(sentences + first + 1);
+    items += batch.taskIdentifiers.length;
+    bytes += batch.embeddings.byteLength;
+    sentences += batch.sentences;
+  }
+  const built = new Map<number, BatchArgument>([
+    [EMBEDDING_OFFSETS, `{${elements(embeddingAt)}}`],
+    [EMBEDDINGS, batches.length === 1 ? bufferOf(batches[0].embeddings) : Buffer.concat(batches.map((b) => b.embeddings))],
+    [PARAGRAPH_DOCS, `{${elements(paragraphDocs)}}`],
+    [PARAGRAPH_FIRSTS, `{${elements(paragraphFirsts)}}`],
+  ]);
+  return batches[0].elements.map((_, k) => {
+    const argument = built.get(k);
+    if (argument !== undefined) return argument;
+    // A batch without paragraphs or sentences adds no elements to theirs.
+    const parts = batches.map((b) => b.elements[k]!).filter((part) => part.length > 0);
+    return `{${parts.join(',')}}`;
+  });
+}
+
+const bufferOf = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 /** The statement's 30 arguments for `items` (at least one), in `EMBEDDED_BATCH_SQL`'s order. */
 export function embeddedBatchArguments(items: readonly EmbeddedDocument[]): BatchArgument[] {
-  const column = (value: (item: EmbeddedDocument) => string | number | null | undefined) => arrayLiteral(items.map(value));
-  // A paragraph's sentences are a slice of one flat array: from `first`, `count` of them.
-  const paragraphs = items.flatMap((item, i) => item.page.paragraphs.map((paragraph, index) => ({ doc: i + 1, index, paragraph })));
-  const sentences: string[] = [];
-  const firsts = paragraphs.map(({ paragraph }) => {
-    const first = sentences.length + 1;
-    for (const sentence of paragraph.sentences) sentences.push(sentence);
-    return first;
-  });
-  // The embeddings travel as one binary parameter, each at its offset (1-based): in an array
-  // they would be hex text, twice the bytes, for both sides to encode and decode.
-  const vectors = items.map(({ page }) => (page.embedding ? encodeEmbedding(page.embedding) : null));
-  let offset = 1;
-  const embeddingAt = vectors.map((v) => (v ? (offset += v.byteLength) - v.byteLength : null));
-  return [
-    column((d) => d.document.workspaceId),
-    column((d) => d.document.externalId),
-    column((d) => d.document.filePath),
-    column((d) => d.document.fileUrl),
-    column((d) => JSON.stringify(d.document.metadata)),
-    column((d) => d.document.source),
-    column((d) => d.document.taskIdentifier),
-    column((d) => d.document.fileName),
-    column((d) => d.document.contentType),
-    column((d) => d.page.pageNumber),
-    column((d) => d.page.content),
-    arrayLiteral(embeddingAt),
-    arrayLiteral(vectors.map((v) => v?.byteLength)),
-    column((d) => d.page.embeddingModel),
-    Buffer.concat(vectors.filter((v) => v !== null)),
-    column((d) => d.task.identifier),
-    column((d) => d.task.workspaceId),
-    column((d) => d.task.kind),
-    column((d) => d.task.status),
-    column((d) => d.task.progress),
-    column((d) => d.task.title),
-    column((d) => d.task.message),
-    column((d) => JSON.stringify(d.task.payload ?? {})),
-    arrayLiteral(sentences),
-    arrayLiteral(paragraphs.map((p) => p.doc)),
-    arrayLiteral(paragraphs.map((p) => p.index)),
-    arrayLiteral(paragraphs.map((p) => p.paragraph.content)),
-    arrayLiteral(firsts),
-    arrayLiteral(paragraphs.map((p) => p.paragraph.sentences.length)),
-    column((d) => d.page.tsv),
-  ];
+  return joinBatches([packBatch(items)]);
 }
 
 /** The statement's rows as document ids in the items' order, or null when it wrote nothing (a watched workspace). */
-export function documentIdsInOrder(items: readonly EmbeddedDocument[], rows: readonly { id: number; task_identifier: string }[]): number[] | null {
+export function documentIdsInOrder(taskIdentifiers: readonly string[], rows: readonly { id: number; task_identifier: string }[]): number[] | null {
   if (rows.length === 0) return null;
   const idByTask = new Map(rows.map((r) => [r.task_identifier, Number(r.id)]));
-  return items.map((item) => idByTask.get(item.document.taskIdentifier)!);
+  return taskIdentifiers.map((identifier) => idByTask.get(identifier)!);
 }
 
 /** Named once per session on the embedded engine's thread (node-postgres names its own `folio_<n>`). */
@@ -94,14 +185,35 @@ const STATEMENT = 'folio_embedded_batch';
 
 /** The protocol messages of one call: the statement's Parse the first time, then Bind, Execute and Sync. */
 export function batchCallMessages(args: BatchArgument[], parsed: boolean): Uint8Array {
-  const messages = [
-    ...(parsed ? [] : [serialize.parse({ name: STATEMENT, text: EMBEDDED_BATCH_SQL, types: [] })]),
-    serialize.bind({ statement: STATEMENT, values: args }),
-    serialize.execute(),
-    serialize.sync(),
-  ];
-  // A buffer of its own: serialize's writer reuses one for the next message.
-  return new Uint8Array(Buffer.concat(messages));
+  const parse = parsed ? null : serialize.parse({ name: STATEMENT, text: EMBEDDED_BATCH_SQL, types: [] });
+  // Bind is written in place, in one buffer with the others: the arguments are megabytes, which
+  // serialize's writer copied as it grew, then again to join the messages.
+  const lengths = args.map((arg) => (typeof arg === 'string' ? Buffer.byteLength(arg) : arg.byteLength));
+  const name = Buffer.byteLength(STATEMENT);
+  // Portal and statement names, the format codes, the values with their lengths, one result format.
+  const bind = 4 + 1 + name + 1 + 2 + 2 * args.length + 2 + lengths.reduce((sum, n) => sum + 4 + n, 0) + 4;
+  const execute = serialize.execute();
+  const sync = serialize.sync();
+  const bytes = Buffer.allocUnsafeSlow((parse?.length ?? 0) + 1 + bind + execute.length + sync.length);
+  let at = 0;
+  if (parse) at += parse.copy(bytes, at);
+  bytes[at++] = 0x42; // 'B'
+  at = bytes.writeInt32BE(bind, at);
+  bytes[at++] = 0; // the unnamed portal
+  at += bytes.write(STATEMENT, at, 'utf8');
+  bytes[at++] = 0;
+  at = bytes.writeInt16BE(args.length, at);
+  for (const arg of args) at = bytes.writeInt16BE(typeof arg === 'string' ? 0 : 1, at); // text, or binary bytes
+  at = bytes.writeInt16BE(args.length, at);
+  args.forEach((arg, i) => {
+    at = bytes.writeInt32BE(lengths[i], at);
+    at += typeof arg === 'string' ? bytes.write(arg, at, 'utf8') : arg.copy(bytes, at);
+  });
+  at = bytes.writeInt16BE(1, at);
+  at = bytes.writeInt16BE(0, at); // results as text
+  at += execute.copy(bytes, at);
+  sync.copy(bytes, at);
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
 }
 
 export interface BatchAnswer {

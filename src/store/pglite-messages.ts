@@ -1,5 +1,5 @@
 // What the main thread and the embedded engine's thread say to each other.
-import type { EmbeddedDocument } from './embedded-batch.js';
+import type { PackedBatch } from './embedded-batch.js';
 import type { PackedPages } from './page-batch.js';
 import type { PageSelection } from './pages.js';
 
@@ -15,10 +15,10 @@ export interface ThreadStart {
 export type ThreadRequest =
   | { type: 'bytes'; id: number; bytes: Uint8Array }
   /**
-   * Documents from precomputed embeddings to write, joined with the others waiting
-   * (embedded-batch.ts); `readBack`: the write's pages are wanted (`written`).
+   * Documents from precomputed embeddings to write, packed by the main thread and joined with
+   * the others waiting (embedded-batch.ts); `readBack`: the write's pages are wanted (`written`).
    */
-  | { type: 'embedded'; id: number; items: EmbeddedDocument[]; readBack: boolean }
+  | { type: 'embedded'; id: number; batches: PackedBatch[]; readBack: boolean }
   /** Pages for the page index (page-batch.ts). */
   | { type: 'pages'; id: number; selection: PageSelection }
   | { type: 'close' };

@@ -7,11 +7,11 @@ import { PGlite } from '@electric-sql/pglite';
 import {
   batchCallMessages,
   documentIdsInOrder,
-  embeddedBatchArguments,
+  joinBatches,
   readBatchAnswer,
   statusAfter,
   type BatchAnswer,
-  type EmbeddedDocument,
+  type PackedBatch,
 } from './embedded-batch.js';
 import { firstBlockAfter, packedBuffers, pageBatchMessages, readPageBatch, statementOf, type PackedPages } from './page-batch.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
@@ -142,8 +142,11 @@ async function readWaiting(): Promise<void> {
   scheduleWaiting();
 }
 
-async function call(items: EmbeddedDocument[]): Promise<BatchAnswer> {
-  const blocks = await answer(batchCallMessages(embeddedBatchArguments(items), parsed));
+const documentsOf = (request: EmbeddedRequest) => request.batches.reduce((sum, batch) => sum + batch.taskIdentifiers.length, 0);
+const taskIdentifiersOf = (requests: EmbeddedRequest[]) => requests.flatMap((r) => r.batches.flatMap((batch) => batch.taskIdentifiers));
+
+async function call(batches: PackedBatch[]): Promise<BatchAnswer> {
+  const blocks = await answer(batchCallMessages(joinBatches(batches), parsed));
   status = statusAfter(blocks);
   const result = readBatchAnswer(blocks);
   parsed ||= result.parsed;
@@ -156,8 +159,8 @@ async function call(items: EmbeddedDocument[]): Promise<BatchAnswer> {
  * when one of the requests asked.
  */
 async function tellWritten(requests: EmbeddedRequest[], ids: number[]): Promise<void> {
-  const items = requests.flatMap((r) => r.items);
-  const workspaceOf = new Map(items.map((item, i) => [ids[i], item.document.workspaceId]));
+  const workspaceIds = requests.flatMap((r) => r.batches.flatMap((batch) => batch.workspaceIds));
+  const workspaceOf = new Map(workspaceIds.map((workspaceId, i) => [ids[i], workspaceId]));
   let pages: PackedPages | null = null;
   if (requests.some((r) => r.readBack) && status === 'I') {
     try {
@@ -177,7 +180,7 @@ async function tellWritten(requests: EmbeddedRequest[], ids: number[]): Promise<
 
 async function settle(request: EmbeddedRequest, result: BatchAnswer): Promise<void> {
   if (result.error) return reply({ type: 'error', id: request.id, error: { name: 'DatabaseError', ...result.error } });
-  const ids = documentIdsInOrder(request.items, result.rows);
+  const ids = documentIdsInOrder(taskIdentifiersOf([request]), result.rows);
   if (ids) await tellWritten([request], ids);
   reply({ type: 'embedded', id: request.id, ids });
 }
@@ -187,20 +190,19 @@ async function writeWaiting(): Promise<void> {
   if (status !== 'I' || waiting.length === 0) return;
   let documents = 0;
   let count = 0;
-  while (count < waiting.length && (count === 0 || documents + waiting[count].items.length <= MAX_DOCUMENTS)) documents += waiting[count++].items.length;
+  while (count < waiting.length && (count === 0 || documents + documentsOf(waiting[count]) <= MAX_DOCUMENTS)) documents += documentsOf(waiting[count++]);
   const requests = waiting.splice(0, count);
   try {
-    const items = requests.flatMap((r) => r.items);
-    const joined = await call(items);
+    const joined = await call(requests.flatMap((r) => r.batches));
     if (requests.length === 1) {
       await settle(requests[0], joined);
     } else if (!joined.error && joined.rows.length > 0) {
-      const ids = documentIdsInOrder(items, joined.rows)!;
+      const ids = documentIdsInOrder(taskIdentifiersOf(requests), joined.rows)!;
       await tellWritten(requests, ids);
       let offset = 0;
-      for (const request of requests) reply({ type: 'embedded', id: request.id, ids: ids.slice(offset, (offset += request.items.length)) });
+      for (const request of requests) reply({ type: 'embedded', id: request.id, ids: ids.slice(offset, (offset += documentsOf(request))) });
     } else {
-      for (const request of requests) await settle(request, await call(request.items));
+      for (const request of requests) await settle(request, await call(request.batches));
     }
   } catch (error) {
     for (const request of requests) reply({ type: 'error', id: request.id, error: failure(error) });

@@ -65,7 +65,8 @@ export interface ParagraphsTable {
   id: Generated<number>;
   page_id: number;
   paragraph_index: number;
-  content: string;
+  /** Null when it is the sentences joined by single spaces (paragraph-content.ts). */
+  content: string | null;
   /** The paragraph's sentences in order, and their ids (same length). */
   sentences: string[];
   sentence_ids: ColumnType<string[], RawBuilder<unknown>, never>;

@@ -145,9 +145,11 @@ describe.each(ENGINES)('migration 0009 (sentences in paragraphs) on %s', (engine
         content: 'Four. Five.',
         embedding: null,
         embeddingModel: null,
+        // Texts that are not their sentences joined by single spaces: this schema stores every
+        // paragraph's text, which the writer leaves out for those since 0016.
         paragraphs: [
-          { content: 'Four. Five.', sentences: ['Four.', 'Five.'] },
-          { content: long.join(' '), sentences: long },
+          { content: 'Four.\nFive.', sentences: ['Four.', 'Five.'] },
+          { content: long.join('\n'), sentences: long },
           { content: '', sentences: [] },
         ],
       },
@@ -314,5 +316,43 @@ describe.each(ENGINES)('migration 0015 (superseded pages index) on %s', (engine)
     await migrateTo(db, '0014_listing_indexes');
     const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'pages_superseded_idx'`.execute(db);
     expect(rows[0].n).toBe(0);
+  });
+});
+
+describe.each(ENGINES)('migration 0016 (paragraph content from sentences) on %s', (engine) => {
+  const unmigrated = unmigratedStores(engine, '0015_superseded_pages_index');
+
+  it('stores no paragraph text that its sentences give back, reads every paragraph as written, and fills the text in going down', async () => {
+    const db = (await unmigrated.open()).db;
+    await migrateTo(db, '0015_superseded_pages_index');
+    const workspace = await ensureWorkspace(db, 'paragraphs');
+    const doc = await insertDocument(db, { workspaceId: workspace, externalId: null, filePath: 'p', fileUrl: null, metadata: {}, source: 'file', taskIdentifier: null });
+    const paragraphs = [
+      { content: 'One sentence. Another one.', sentences: ['One sentence.', 'Another one.'] },
+      { content: 'Two spaces.  Then more.', sentences: ['Two spaces.', 'Then more.'] },
+      { content: 'A line\nbreak.', sentences: ['A line\nbreak.'] },
+    ];
+    const page = (n: number) => ({ pageNumber: n, content: `page ${n}`, embedding: null, embeddingModel: null, paragraphs });
+    // Written as the 0015 schema stored them, every text with its paragraph.
+    const [before] = await insertPages(db, workspace, doc.id, [{ ...page(1), paragraphs: [] }]);
+    for (const [index, p] of paragraphs.entries()) {
+      await sql`
+        INSERT INTO paragraphs (page_id, paragraph_index, content, sentences, sentence_ids)
+        VALUES (${before}, ${index}, ${p.content}, ${p.sentences}, ARRAY(SELECT nextval('sentence_id_seq') FROM generate_series(1, ${p.sentences.length}::int)))
+      `.execute(db);
+    }
+    const read = async (pageId: number) => (await paragraphsOfPage(db, pageId)).map((p) => ({ content: p.content, sentences: p.sentences.map((s) => s.content) }));
+    const stored = async () =>
+      (await sql<{ content: string | null }>`SELECT content FROM paragraphs ORDER BY page_id, paragraph_index`.execute(db)).rows.map((r) => r.content);
+
+    await migrateTo(db, '0016_paragraph_content_from_sentences');
+    const [after] = await insertPages(db, workspace, doc.id, [page(2)]);
+    expect(await stored()).toEqual([...paragraphs.map((p) => p.content), null, 'Two spaces.  Then more.', null]);
+    expect(await read(before)).toEqual(paragraphs);
+    expect(await read(after)).toEqual(paragraphs);
+
+    await migrateTo(db, '0015_superseded_pages_index');
+    expect(await stored()).toEqual([...paragraphs, ...paragraphs].map((p) => p.content));
+    expect(await read(after)).toEqual(paragraphs);
   });
 });
