@@ -1,5 +1,6 @@
 // The page index's levels in process: `npx tsx bench/scan/bits.ts [--sizes=100000,300000,1000000]
-// [--queries=100] [--sets=clustered,isotropic] [--threads=N]`. See README.md.
+// [--queries=100] [--sets=clustered,isotropic] [--threads=N]`, or the bits kernel alone on random
+// bits: `--kernel [--sizes=...] [--threads=N]`. See README.md.
 //
 // Per vector set, one workspace grows to each size in turn (no HTTP, no store: the index is
 // handed the workspace as a snapshot would restore it), and the same queries are searched at
@@ -9,17 +10,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { IndexSnapshots } from '../../src/search/index-snapshot.js';
-import { ScanPool, type VectorMatrix } from '../../src/search/kernel/index.js';
+import { ScanPool, VectorMatrix } from '../../src/search/kernel/index.js';
 import { PageIndex, type PageQuery } from '../../src/search/page-index.js';
 import type { RowScorer } from '../../src/search/kernel/row-scorer.js';
 import { WorkspacePages } from '../../src/search/workspace-pages.js';
 import type { Store } from '../../src/store/engine.js';
 import type { IndexedPage } from '../../src/store/pages.js';
-import { SET_KINDS, VectorSet, type SetKind } from '../scale/vectors.js';
+import { codeSpace, encodeBitQuery } from '../../src/store/vector-codes.js';
+import { DIMS, SET_KINDS, VectorSet, type SetKind } from '../scale/vectors.js';
 
 const arg = (name: string, fallback: string): string =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
-const SIZES = arg('sizes', '100000,300000,1000000').split(',').map(Number);
+const SIZES = arg('sizes', process.argv.includes('--kernel') ? '100000,1000000' : '100000,300000,1000000').split(',').map(Number);
 const QUERIES = Number(arg('queries', '100'));
 const SETS = arg('sets', SET_KINDS.join(',')).split(',') as SetKind[];
 const THREADS = Number(arg('threads', String(availableParallelism())));
@@ -55,6 +57,53 @@ function percentile(values: number[], p: number): number {
 }
 
 const pool = new ScanPool({ threads: THREADS });
+
+/**
+ * The bits kernel alone: a matrix of random bits, timed by full scans (one query at a time)
+ * and scans of a random tenth of its rows, on THREADS threads.
+ */
+async function kernelOnly(): Promise<void> {
+  const space = codeSpace(DIMS);
+  const scans = 40;
+  console.log(`bits kernel, ${new Date().toISOString()}, ${THREADS} threads, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  for (const size of SIZES) {
+    const matrix = new VectorMatrix(DIMS, { kind: 'bits', capacity: size });
+    const row = new Uint8Array(space.bitRowBytes);
+    const view = new DataView(row.buffer);
+    view.setFloat32(space.bitBytes, 0.03, true);
+    view.setInt32(space.bitBytes + 4, space.padded / 2, true);
+    view.setFloat32(space.bitBytes + 8, 0.8, true);
+    for (let i = 0; i < size; i++) {
+      crypto.getRandomValues(row.subarray(0, space.bitBytes));
+      matrix.appendCodes(row);
+    }
+    const queries = Array.from({ length: scans + WARMUP }, () => encodeBitQuery(space, unit(Float64Array.from({ length: DIMS }, () => Math.random() - 0.5))).bytes);
+    const tenth = Int32Array.from({ length: size }, (_, i) => i).filter(() => Math.random() < 0.1);
+    for (const [label, rows] of [['all rows', undefined], ['a tenth', tenth]] as const) {
+      const ms: number[] = [];
+      const cpu = process.cpuUsage();
+      for (const [i, q] of queries.entries()) {
+        const t0 = performance.now();
+        await pool.scoreWith(matrix, q, rows, () => 0);
+        if (i >= WARMUP) ms.push(performance.now() - t0);
+      }
+      const used = process.cpuUsage(cpu);
+      const best = percentile(ms, 0);
+      console.log(
+        `${String(size).padStart(8)} rows, ${label.padEnd(8)}: p50 ${percentile(ms, 0.5).toFixed(2)} ms, best ${best.toFixed(2)} ms ` +
+          `(${((best * 1e6 * THREADS) / size).toFixed(1)} ns a row a thread), CPU ${((used.user + used.system) / 1000 / queries.length).toFixed(2)} ms a scan`,
+      );
+    }
+    pool.release(matrix);
+  }
+}
+
+if (process.argv.includes('--kernel')) {
+  await kernelOnly();
+  await pool.close();
+  process.exit(0);
+}
+
 // What each search narrows to: the rows the bits leave for the codes (a scan of given rows of
 // the codes), and the rows the codes leave for the floats.
 const counts = { afterBits: -1, afterCodes: -1 };
