@@ -82,6 +82,16 @@ export class VectorSet {
     return this.json(this.vector(QUERIES, i));
   }
 
+  /** Document n's vector, not normalised, in a buffer the next call reuses. */
+  documentVector(n: number): Float64Array {
+    return this.vector(DOCUMENTS, n);
+  }
+
+  /** Query i's vector, not normalised, in a buffer the next call reuses. */
+  queryVector(i: number): Float64Array {
+    return this.vector(QUERIES, i);
+  }
+
   private vector(stream: number, n: number): Float64Array {
     const random = mulberry32(seedOf(this.seed, stream, n));
     const v = this.scratch;

@@ -29,7 +29,7 @@ import { EMBEDDING_DIMENSIONS } from './vectors.js';
 import { CODE_SPACE, WorkspacePages } from './workspace-pages.js';
 
 /** Moves whenever what a snapshot holds, or how, changes. */
-const FORMAT = 3;
+const FORMAT = 4;
 
 /** What the saved codes, norms and superseded rows depend on: a snapshot made under other constants is not used. */
 const FINGERPRINT = JSON.stringify({

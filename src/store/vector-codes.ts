@@ -19,7 +19,9 @@
 // normal with a variance of at most |y|² (1 - a²)/(a² (D - 1)) |q|². The query is rounded to 4
 // bits a dimension (q̄ = lo + Δ u, u in 0..15), adding <ō, q - q̄>/a, of variance |q - q̄|²/(D a²)
 // where the signs are independent of the rounding. Unlike the int8 bound this one is
-// probabilistic: BITS_CONFIDENCE standard deviations (see bitBound()).
+// probabilistic: BITS_CONFIDENCE standard deviations (see bitBound()). The kernel sums <s, u>
+// from a table per 4 dimensions (FastScan): an entry adds at most 4 codes of 15, so the tables
+// hold it exactly, in bytes, and add no error of their own to the bound.
 
 /** Largest block of the Walsh-Hadamard transform: a power of two dividing the padded dimensions. */
 const MAX_BLOCK = 1024;
@@ -50,7 +52,11 @@ export interface CodeSpace {
   bitBytes: number;
   /** Bytes of a row of the first level: its bits, then its factor (f32), the bits set (i32) and a (f32), padded to 16. */
   bitRowBytes: number;
-  /** Bytes of a query's bits: per 16 bytes of a row's bits, its 4 bit planes (16 bytes each), then Δ, lo (f32), Σu and D (i32). */
+  /**
+   * Bytes of a query's bits: per group of 4 of a row's bits, a table of 16 bytes (entry v the
+   * sum of the group's 4-bit codes where v has a bit set; 0 past the padded dimensions, whose
+   * bits are never set), then Δ, lo (f32), Σu and D (i32).
+   */
   bitQueryBytes: number;
 }
 
@@ -80,7 +86,7 @@ function makeCodeSpace(dims: number): CodeSpace {
   const bitBytes = Math.ceil(padded / 128) * 16;
   return {
     dims, padded, block, signs, rowBytes: padded + 16, queryBytes: padded * 2 + 4, queryMax,
-    bitBytes, bitRowBytes: bitBytes + 16, bitQueryBytes: bitBytes * 4 + 16,
+    bitBytes, bitRowBytes: bitBytes + 16, bitQueryBytes: bitBytes * 32 + 16,
   };
 }
 
@@ -266,12 +272,12 @@ export function encodeBitQuery(space: CodeSpace, q: Float32Array): BitQuery {
     sum += u;
     const r = y[i] - (lo + step * u);
     rounding += r * r;
-    // Plane j of the 16 bytes holding bit i: at 64 per 16 bytes of bits, then 16 per plane.
-    const at = (i >> 7) * 64 + ((i >> 3) & 15);
-    for (let j = 0; j < 4; j++) if ((u >> j) & 1) bytes[at + j * 16] |= 1 << (i & 7);
+    // Every entry of dimension i's group whose bit i % 4 is set takes u: at most 4 x 15, exact in a byte.
+    const table = (i >> 2) * 16;
+    for (let v = 0; v < 16; v++) if ((v >> (i & 3)) & 1) bytes[table + v] += u;
   }
   const view = new DataView(bytes.buffer);
-  const trailer = space.bitBytes * 4;
+  const trailer = space.bitBytes * 32;
   view.setFloat32(trailer, step, true);
   view.setFloat32(trailer + 4, lo, true);
   view.setInt32(trailer + 8, sum, true);
@@ -290,12 +296,8 @@ export function bitEstimate(space: CodeSpace, query: Uint8Array, row: Uint8Array
   const q = new DataView(query.buffer, query.byteOffset, query.byteLength);
   const r = new DataView(row.buffer, row.byteOffset, row.byteLength);
   let weighted = 0;
-  for (let i = 0; i < space.padded; i++) {
-    if (!((row[i >> 3] >> (i & 7)) & 1)) continue;
-    const at = (i >> 7) * 64 + ((i >> 3) & 15);
-    for (let j = 0; j < 4; j++) if ((query[at + j * 16] >> (i & 7)) & 1) weighted += 1 << j;
-  }
-  const trailer = space.bitBytes * 4;
+  for (let g = 0; g < space.padded / 4; g++) weighted += query[g * 16 + ((row[g >> 1] >> ((g & 1) * 4)) & 15)];
+  const trailer = space.bitBytes * 32;
   const step = q.getFloat32(trailer, true);
   const lo = q.getFloat32(trailer + 4, true);
   const sum = q.getInt32(trailer + 8, true);

@@ -117,6 +117,6 @@ describe('compact codes', () => {
     await expect(pool.score(codes, randomUnit(16))).rejects.toThrow(/matrix takes/);
     expect(() => codes.append(randomUnit(16))).toThrow(/rows of codes/);
     expect(() => codes.appendCodes(new Uint8Array(3))).toThrow(/bytes/);
-    expect(() => new VectorMatrix(20_000, { kind: 'bits' })).toThrow(/17,408/);
+    expect(() => new VectorMatrix(20_000, { kind: 'bits' })).toThrow(/4,368/);
   });
 });

@@ -31,13 +31,19 @@ export interface VectorMatrixOptions {
   /**
    * What a row holds (default float32): 'int8', the codes of store/vector-codes.ts, each row its
    * codes, then its scale, a query int16s, then its scale; 'bits', the first level of the same
-   * file, a bit per dimension and the row's factors, a query its 4 bit planes and factors.
+   * file, a bit per dimension and the row's factors, in blocks of BIT_BLOCK rows (scan.wat), a
+   * query a table per 4 dimensions and its factors.
    */
   kind?: RowKind;
 }
 
 /** What a matrix's rows hold: float32 vectors, int8 codes, or bits (store/vector-codes.ts). */
 export type RowKind = 'float32' | 'int8' | 'bits';
+
+/** Rows of bits interleaved in a block (scan.wat): a matrix of bits grows, and a scan's parts start, a block at a time. */
+export const BIT_BLOCK = 32;
+/** Bytes after a bits query in a scratch slot: gather_bits scores a row's whole block there. */
+const BIT_SCRATCH = BIT_BLOCK * 4;
 
 /** Where a thread finds its scratch and the rows; what a worker needs besides the memory. */
 export interface MatrixLayout {
@@ -73,14 +79,15 @@ function layoutOf(dims: number, slots: number, kind: RowKind): MatrixLayout {
   const sizes = {
     float32: { stride: padded * 4, queryBytes: dims * 4, queryStride: padded * 4 },
     int8: { stride: padded + 16, queryBytes: padded * 2 + 4, queryStride: padded * 2 + 16 },
-    bits: { stride: bitBytes + 16, queryBytes: bitBytes * 4 + 16, queryStride: bitBytes * 4 + 16 },
+    bits: { stride: bitBytes + 16, queryBytes: bitBytes * 32 + 16, queryStride: bitBytes * 32 + 16 + BIT_SCRATCH },
   };
-  // The bits kernel adds up a row in i16 lanes, at most 240 per 128 dimensions (scan.wat).
-  if (kind === 'bits' && padded > 17_408) throw new RangeError(`a matrix of bits takes at most 17,408 dims, got ${dims}`);
+  // The bits kernel adds up a row's W (at most 15 per dimension) in u16 lanes (scan.wat).
+  if (kind === 'bits' && padded > 4368) throw new RangeError(`a matrix of bits takes at most 4,368 dims, got ${dims}`);
   const { stride, queryBytes, queryStride } = sizes[kind];
   const slotBytes = MAX_QUERIES * queryStride + CHUNK * 4 * (1 + MAX_QUERIES);
   const header = Math.ceil((slots * slotBytes) / 64) * 64;
-  const block = Math.max(1, Math.floor(SCAN_BLOCK_BYTES / stride));
+  const rowsPerBlock = Math.max(1, Math.floor(SCAN_BLOCK_BYTES / stride));
+  const block = kind === 'bits' ? Math.max(BIT_BLOCK, rowsPerBlock - (rowsPerBlock % BIT_BLOCK)) : rowsPerBlock;
   return { dims, kind, stride, queryBytes, queryStride, queries: MAX_QUERIES, chunk: CHUNK, block, slotBytes, header };
 }
 
@@ -109,7 +116,8 @@ export class VectorMatrix {
     if (!Number.isInteger(this.slots) || this.slots < 1) throw new RangeError(`slots must be a positive integer`);
     this.layout = layoutOf(dims, this.slots, opts.kind ?? 'float32');
     const { header, stride } = this.layout;
-    const fit = Math.floor((MAX_PAGES * PAGE - header) / stride);
+    const rowsFit = Math.floor((MAX_PAGES * PAGE - header) / stride);
+    const fit = this.layout.kind === 'bits' ? rowsFit - (rowsFit % BIT_BLOCK) : rowsFit;
     this.maxRows = Math.min(opts.maxRows ?? fit, fit);
     const capacity = Math.min(opts.capacity ?? 256, this.maxRows);
     this.memory = new WebAssembly.Memory({
@@ -151,37 +159,90 @@ export class VectorMatrix {
     this.#f32.set(vec, this.#offset(row));
   }
 
-  /** Appends a row of codes or bits (its stride in bytes, see store/vector-codes.ts) and returns its index. */
+  /**
+   * Appends a row of codes or bits (its stride in bytes, see store/vector-codes.ts: a row of bits
+   * as bitRow() makes it, which goes into its block) and returns its index.
+   */
   appendCodes(code: Uint8Array): number {
     if (this.layout.kind === 'float32' || code.length !== this.layout.stride) {
       throw new RangeError(`a row of codes has ${this.layout.stride} bytes in a matrix of codes, got ${code.length}`);
     }
     this.reserve(this.#rows + 1);
-    this.#bytes.set(code, this.#offset(this.#rows) * 4);
+    if (this.layout.kind === 'bits') this.#putBits(this.#rows, code);
+    else this.#bytes.set(code, this.#offset(this.#rows) * 4);
     return this.#rows++;
   }
 
-  /** The bytes of rows [0, rows) of a matrix of codes, in place (valid until the memory grows): what a snapshot keeps. */
+  /**
+   * The bytes of rows [0, rows) of a matrix of codes, in place (valid until the memory grows):
+   * what a snapshot keeps. A matrix of bits gives its blocks, the last one whole.
+   */
   codeRows(): Uint8Array {
     if (this.layout.kind === 'float32') throw new TypeError('only a matrix of codes gives its rows as bytes');
-    return this.#bytes.subarray(this.layout.header, this.layout.header + this.#rows * this.layout.stride);
+    return this.#bytes.subarray(this.layout.header, this.layout.header + this.#stored(this.#rows) * this.layout.stride);
   }
 
   /**
    * Appends `rows` rows of codes that `fill` writes into the view it is given (rows of `stride`
-   * bytes), e.g. from a file; nothing else may change the matrix meanwhile.
+   * bytes, or for bits the blocks codeRows() gave), e.g. from a file; nothing else may change
+   * the matrix meanwhile. A matrix of bits takes them only while it is empty.
    */
   async appendCodeRows(rows: number, fill: (into: Uint8Array) => Promise<void>): Promise<void> {
     if (this.layout.kind === 'float32') throw new TypeError('a matrix of codes takes rows of codes');
+    if (this.layout.kind === 'bits' && this.#rows > 0) throw new TypeError('a matrix of bits takes blocks only while empty');
     this.reserve(this.#rows + rows);
     const at = this.#offset(this.#rows) * 4;
-    await fill(this.#bytes.subarray(at, at + rows * this.layout.stride));
+    await fill(this.#bytes.subarray(at, at + this.#stored(rows) * this.layout.stride));
     this.#rows += rows;
   }
 
-  /** The f32 at byte `at` of a row of codes or bits (one of its factors). */
+  /** The f32 at byte `at` of a row of codes or bits (one of its factors, for bits after its bits). */
   float32At(row: number, at: number): number {
-    return this.#f32[this.#offset(row) + at / 4];
+    if (this.layout.kind !== 'bits') return this.#f32[this.#offset(row) + at / 4];
+    return this.#f32[this.#bitFactors(row) / 4 + ((at - (this.layout.stride - 16)) / 4) * BIT_BLOCK];
+  }
+
+  /** A copy of a row of bits as appendCodes() takes it (bitRow()'s layout). */
+  bitRow(row: number): Uint8Array {
+    this.#check(row);
+    if (this.layout.kind !== 'bits') throw new TypeError('only a matrix of bits gives a row of bits');
+    const out = new Uint8Array(this.layout.stride);
+    const bitBytes = this.layout.stride - 16;
+    const { block, lane, shift } = this.#bitPlace(row);
+    for (let g = 0; g < bitBytes * 2; g++) out[g >> 1] |= ((this.#bytes[block + g * 16 + (lane & 15)] >> shift) & 15) << ((g & 1) * 4);
+    const factors = this.#bitFactors(row);
+    for (let field = 0; field < 4; field++) out.set(this.#bytes.subarray(factors + field * BIT_BLOCK * 4, factors + field * BIT_BLOCK * 4 + 4), bitBytes + field * 4);
+    return out;
+  }
+
+  /** Writes a row of bits (bitRow()'s layout) into its place in its block. */
+  #putBits(row: number, code: Uint8Array): void {
+    const bitBytes = this.layout.stride - 16;
+    const { block, lane, shift } = this.#bitPlace(row);
+    const keep = shift === 0 ? 0xf0 : 0x0f;
+    for (let g = 0; g < bitBytes * 2; g++) {
+      const at = block + g * 16 + (lane & 15);
+      this.#bytes[at] = (this.#bytes[at] & keep) | (((code[g >> 1] >> ((g & 1) * 4)) & 15) << shift);
+    }
+    const factors = this.#bitFactors(row);
+    for (let field = 0; field < 4; field++) this.#bytes.set(code.subarray(bitBytes + field * 4, bitBytes + field * 4 + 4), factors + field * BIT_BLOCK * 4);
+  }
+
+  /** Where a row of bits is: its block's first byte, its lane, and its nibble's shift. */
+  #bitPlace(row: number): { block: number; lane: number; shift: number } {
+    const lane = row % BIT_BLOCK;
+    return { block: this.layout.header + (row - lane) * this.layout.stride, lane, shift: lane < 16 ? 0 : 4 };
+  }
+
+  /** The byte of a row of bits' factor; its count of bits set, a and padding follow BIT_BLOCK x 4 bytes apart. */
+  #bitFactors(row: number): number {
+    const { block, lane } = this.#bitPlace(row);
+    return block + (this.layout.stride - 16) * BIT_BLOCK + lane * 4;
+  }
+
+  /** Rows whose room `rows` rows take: whole blocks of bits. */
+  #stored(rows: number): number {
+    return this.layout.kind === 'bits' ? Math.ceil(rows / BIT_BLOCK) * BIT_BLOCK : rows;
   }
 
   /** A copy of a row. */
@@ -195,6 +256,7 @@ export class VectorMatrix {
   copyRow(from: number, to: number): void {
     this.#check(from);
     this.#check(to);
+    if (this.layout.kind === 'bits') return this.#putBits(to, this.bitRow(from));
     const src = this.#offset(from) * 4;
     this.#bytes.copyWithin(this.#offset(to) * 4, src, src + this.layout.stride);
   }
@@ -231,11 +293,12 @@ export class VectorMatrix {
   }
 
   #pagesFor(rows: number): number {
-    return Math.max(1, Math.ceil((this.layout.header + rows * this.layout.stride) / PAGE));
+    return Math.max(1, Math.ceil((this.layout.header + this.#stored(rows) * this.layout.stride) / PAGE));
   }
 
   #rowsIn(bytes: number): number {
-    return Math.min(this.maxRows, Math.floor((bytes - this.layout.header) / this.layout.stride));
+    const rows = Math.floor((bytes - this.layout.header) / this.layout.stride);
+    return Math.min(this.maxRows, this.layout.kind === 'bits' ? rows - (rows % BIT_BLOCK) : rows);
   }
 
   #offset(row: number): number {

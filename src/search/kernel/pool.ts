@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
-import { kernelModule, MAX_QUERIES, type MatrixLayout, type VectorMatrix } from './matrix.js';
+import { BIT_BLOCK, kernelModule, MAX_QUERIES, type MatrixLayout, type VectorMatrix } from './matrix.js';
 
 /**
  * Below this many bytes per thread, splitting costs more than it saves: handing a part to a
@@ -363,14 +363,14 @@ export class ScanPool {
     const q = parts > first ? query.slice() : query; // posting a view would copy its whole buffer
     const jobs: Promise<void>[] = [];
     for (let p = first; p < parts; p++) {
-      const start = Math.floor((n * p) / parts);
-      const end = Math.floor((n * (p + 1)) / parts);
+      const start = this.#partStart(matrix, n, p, parts, rows);
+      const end = this.#partStart(matrix, n, p + 1, parts, rows);
       const part = rows?.slice(start, end);
       jobs.push(this.#post(p, matrix, { layout: matrix.layout, slot: p, start, end, query: q, rows: part, out }));
     }
     const posted = Promise.all(jobs);
     if (here) {
-      const end = Math.floor(n / parts);
+      const end = this.#partStart(matrix, n, 1, parts, rows);
       try {
         scanPart(this.#kernelOf(matrix), { layout: matrix.layout, slot: this.threads, start: 0, end, query, rows: rows?.subarray(0, end), out });
       } catch (error) {
@@ -379,6 +379,12 @@ export class ScanPool {
       }
     }
     await posted;
+  }
+
+  /** Where part `p` of `parts` of a scan of `n` rows starts: a scan of every row of bits splits between blocks (scan.wat). */
+  #partStart(matrix: VectorMatrix, n: number, p: number, parts: number, rows: Int32Array | undefined): number {
+    const at = Math.floor((n * p) / parts);
+    return p < parts && !rows && matrix.layout.kind === 'bits' ? at - (at % BIT_BLOCK) : at;
   }
 
   #parts(matrix: VectorMatrix, rows: number): number {
