@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vector } from '../helpers/app.js';
 import { until } from '../helpers/poll.js';
 import { startServer, type Server } from '../helpers/process.js';
+import type { Engine } from '../../src/store/engine.js';
 import { ENGINES, POSTGRES_URL, createSchema, dropSchema, migratedDataDir, newSchemaName } from '../helpers/stores.js';
 
 const KEY = 'durability-key';
@@ -95,31 +96,38 @@ async function verify(url: string, acked: Acknowledged): Promise<void> {
   expect(search.status).toBe(200);
 }
 
-describe.each(ENGINES)('acknowledged writes across SIGKILL (%s)', { timeout: 300_000 }, (engine) => {
+/**
+ * The environment of `folio serve` on a data directory (and, on the server engine, a schema) of
+ * the describe block's own, made before its tests and removed after them.
+ */
+function servedStore(engine: Engine, prefix: string, extra: Record<string, string> = {}): { env: Record<string, string> } {
+  const store = { env: {} as Record<string, string> };
   let dataDir: string;
   let schema: string | null = null;
-  let env: Record<string, string>;
-
   beforeAll(async () => {
-    // The embedded database is made before the first start, which is not what this tests.
-    dataDir = engine === 'pglite' ? await migratedDataDir('folio-durability-') : fs.mkdtempSync(path.join(os.tmpdir(), 'folio-durability-'));
-    env = { FOLIO_DATA_DIR: dataDir, FOLIO_API_KEYS: `${KEY}:durable:write`, FOLIO_RATE_LIMIT: '0' };
+    // The embedded database is made before the first start, which is not what these tests are about.
+    dataDir = engine === 'pglite' ? await migratedDataDir(prefix) : fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    store.env = { FOLIO_DATA_DIR: dataDir, FOLIO_API_KEYS: `${KEY}:durable:write`, FOLIO_RATE_LIMIT: '0', ...extra };
     if (engine === 'postgres') {
       schema = newSchemaName();
       await createSchema(schema);
-      env.DATABASE_URL = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+      store.env.DATABASE_URL = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
     }
   });
-
   afterAll(async () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
     if (schema) await dropSchema(schema);
   });
+  return store;
+}
+
+describe.each(ENGINES)('acknowledged writes across SIGKILL (%s)', { timeout: 300_000 }, (engine) => {
+  const store = servedStore(engine, 'folio-durability-');
 
   it('loses none of them and keeps every acknowledged delete', async () => {
     const acked: Acknowledged = { versions: new Map(), deleted: new Set(), inFlightDeletes: new Set() };
     for (let round = 0; round < KILLS; round++) {
-      const server: Server = await startServer(env);
+      const server: Server = await startServer(store.env);
       const writers = Array.from({ length: CLIENTS }, (_, c) => writeUntilDead(server.url, c, round, acked));
       // Killed after a while of writing and a count of acknowledged writes, so that a slow
       // machine also kills mid-stream with enough acknowledged to check.
@@ -136,7 +144,7 @@ describe.each(ENGINES)('acknowledged writes across SIGKILL (%s)', { timeout: 300
       }
     }
     expect(acked.versions.size + acked.deleted.size).toBeGreaterThanOrEqual(ACKED_PER_ROUND * KILLS - CLIENTS);
-    const restarted = await startServer(env);
+    const restarted = await startServer(store.env);
     try {
       await verify(restarted.url, acked);
     } finally {
@@ -146,24 +154,8 @@ describe.each(ENGINES)('acknowledged writes across SIGKILL (%s)', { timeout: 300
 });
 
 describe.each(ENGINES)('the page index across SIGKILL (%s)', { timeout: 300_000 }, (engine) => {
-  let dataDir: string;
-  let schema: string | null = null;
-  let env: Record<string, string>;
-
-  beforeAll(async () => {
-    dataDir = engine === 'pglite' ? await migratedDataDir('folio-index-kill-') : fs.mkdtempSync(path.join(os.tmpdir(), 'folio-index-kill-'));
-    env = { FOLIO_DATA_DIR: dataDir, FOLIO_API_KEYS: `${KEY}:durable:write`, FOLIO_RATE_LIMIT: '0', LOG_LEVEL: 'info' };
-    if (engine === 'postgres') {
-      schema = newSchemaName();
-      await createSchema(schema);
-      env.DATABASE_URL = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    }
-  });
-
-  afterAll(async () => {
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    if (schema) await dropSchema(schema);
-  });
+  // At info, the log says where each start read its page index from.
+  const store = servedStore(engine, 'folio-index-kill-', { LOG_LEVEL: 'info' });
 
   async function ingest(url: string, from: number, to: number): Promise<void> {
     for (let n = from; n < to; n++) {
@@ -185,11 +177,11 @@ describe.each(ENGINES)('the page index across SIGKILL (%s)', { timeout: 300_000 
   const restoredFromSnapshot = (output: string) => output.includes('page index read from its snapshot');
 
   it('starts from the snapshot the killed process read, with what it acknowledged since', async () => {
-    const first = await startServer(env);
+    const first = await startServer(store.env);
     await ingest(first.url, 0, 30);
     expect(await logged(first.url)).toBe(30);
     expect(await first.stop()).toBe(0);
-    const second = await startServer(env);
+    const second = await startServer(store.env);
     try {
       expect(await logged(second.url)).toBe(30);
       expect(restoredFromSnapshot(second.output())).toBe(true);
@@ -198,7 +190,7 @@ describe.each(ENGINES)('the page index across SIGKILL (%s)', { timeout: 300_000 
     } finally {
       await second.stop('SIGKILL');
     }
-    const third = await startServer(env);
+    const third = await startServer(store.env);
     try {
       expect(await logged(third.url)).toBe(42);
       expect(restoredFromSnapshot(third.output())).toBe(true);
