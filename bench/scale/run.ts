@@ -10,6 +10,7 @@ import pg from 'pg';
 import { freePort, freshSchema, percentile, POSTGRES_URL, residentMb } from '../lib/serve.js';
 import { buildTree, spawnServe, type ServeCommand } from '../lib/tree.js';
 import { Corpus } from '../search/corpus.js';
+import { startQueryEmbedder } from './query-embedder.js';
 import { SET_KINDS, VectorSet, type SetKind } from './vectors.js';
 
 const { values: args } = parseArgs({
@@ -47,6 +48,9 @@ const log = (message: string) => console.error(`[scale] ${message}`);
 const corpus = new Corpus(seed);
 /** Documents of category 3 are a tenth of them: the filtered searches' share. */
 const CATEGORIES = 10;
+/** The set being measured; the query embedder embeds the hybrid searches' texts as its queries. */
+let measured: VectorSet | null = null;
+const embedder = await startQueryEmbedder(() => measured!);
 
 // ---------------------------------------------------------------------------------------------
 // The server, on a store that outlives its restarts
@@ -63,7 +67,14 @@ async function newStore(engine: string): Promise<Store> {
   const fresh = engine === 'postgres' ? await freshSchema('bench_scale') : null;
   const schema = fresh ? decodeURIComponent(fresh.databaseUrl).match(/search_path=(\w+)/)![1] : null;
   return {
-    env: { FOLIO_DATA_DIR: dataDir, FOLIO_OCR: 'off', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', DATABASE_URL: fresh?.databaseUrl ?? '' },
+    env: {
+      FOLIO_DATA_DIR: dataDir,
+      FOLIO_OCR: 'off',
+      OPENAI_API_KEY: 'bench',
+      OPENAI_BASE_URL: embedder.url,
+      FOLIO_EMBEDDING_MODEL: 'bench',
+      DATABASE_URL: fresh?.databaseUrl ?? '',
+    },
     dataDir,
     schema,
     drop: async () => {
@@ -148,8 +159,8 @@ const queryText = (i: number) => JSON.stringify(corpus.query(3, i));
 const MODES: Mode[] = [
   { name: 'alpha 1', body: (v, i) => `{"embedding":${v.queryJson(i)},"alpha":1` },
   { name: 'alpha 0', body: (_, i) => `{"query":${queryText(i)},"alpha":0` },
-  // A query's own embedding is taken at alpha 1 only: the hybrid embeds its text (the offline
-  // embedder), whose cosines with the synthetic vectors mean nothing but cost the same.
+  // A query's own embedding is taken at alpha 1 only: the hybrid's text is embedded by the
+  // server's embedder, here query-embedder.ts, as a query vector of the set.
   { name: 'alpha 0.5', body: (_, i) => `{"query":${queryText(i)},"alpha":0.5` },
   { name: 'filtered 10%', body: (v, i) => `{"embedding":${v.queryJson(i)},"alpha":1,"metadata_filter":{"category":3}` },
 ];
@@ -274,6 +285,7 @@ const out: string[] = [
 for (const engine of engines) {
   for (const kind of sets) {
     const vectors = new VectorSet(kind, seed);
+    measured = vectors;
     const store = await newStore(engine);
     let server = await start(serve, store);
     try {
@@ -317,4 +329,5 @@ for (const engine of engines) {
   }
 }
 
+await embedder.close();
 console.log(out.join('\n'));

@@ -1,6 +1,8 @@
 // Acknowledged writes survive SIGKILL: `folio serve` on each engine takes concurrent
 // embedding ingests, metadata patches and deletes, is killed mid-stream (twice), and after
 // each restart every write it answered 2xx is there and every acknowledged delete stays done.
+// On the embedded engine each restart also takes over the data directory's lock the killed
+// process left behind.
 // A process killed after it read its page index from a snapshot leaves that snapshot to the next
 // start, which reads it again and catches up instead of loading every page.
 import fs from 'node:fs';

@@ -60,13 +60,6 @@ describe('folio on the embedded engine', { timeout: 300_000 }, () => {
     }
   });
 
-  it('takes over a lock left by a process that died', async () => {
-    const crashed = await startServer(env());
-    await crashed.stop('SIGKILL');
-    const next = await startServer(env());
-    await next.stop();
-  });
-
   it('creates, lists and revokes durable keys from the CLI', async () => {
     const created = await runFolio(['keys', 'create', '--workspace', 'cli', '--scope', 'read', '--label', 'ops'], env());
     expect(created.code, created.stderr).toBe(0);
