@@ -71,7 +71,7 @@ async function newStore(engine: string): Promise<Store> {
       FOLIO_DATA_DIR: dataDir,
       FOLIO_OCR: 'off',
       OPENAI_API_KEY: 'bench',
-      OPENAI_BASE_URL: embedder.url,
+      OPENAI_BASE_URL: embedder.baseUrl,
       FOLIO_EMBEDDING_MODEL: 'bench',
       DATABASE_URL: fresh?.databaseUrl ?? '',
     },

@@ -1,7 +1,7 @@
 // A local server speaking the OpenAI wire format, for tests of the OpenAI-compatible
 // providers: POST /v1/chat/completions (messages, response_format json_schema; the answer in
-// choices[0].message.content) and POST /v1/embeddings (hashing-embedder vectors by default, so
-// search behaves as it does offline). Scriptable per test: a queue of replies (content,
+// choices[0].message.content) and POST /v1/embeddings (hashing-embedder vectors unless `embed`
+// is given, so search behaves as it does offline). Scriptable per test: a queue of replies (content,
 // status codes, delays, raw bodies) consumed in order, a default when the queue is empty,
 // and a record of every request received. A chat request with `stream: true` gets its
 // content as Server-Sent Events chunks (`choices[0].delta.content`, then `data: [DONE]`),
@@ -87,11 +87,14 @@ export class FakeOpenAI {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly sockets = new Set<Socket>();
 
-  private constructor(private readonly server: Server) {
+  private constructor(
+    private readonly server: Server,
+    private readonly embed: (text: string) => Float32Array,
+  ) {
     this.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   }
 
-  static async start(): Promise<FakeOpenAI> {
+  static async start({ embed = hashEmbed }: { embed?: (text: string) => Float32Array } = {}): Promise<FakeOpenAI> {
     let fake: FakeOpenAI | null = null;
     const server = createServer((req, res) => {
       let raw = '';
@@ -100,7 +103,7 @@ export class FakeOpenAI {
       req.on('end', () => fake!.handle(req.method ?? 'GET', req.url ?? '/', req.headers, raw, res));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    fake = new FakeOpenAI(server);
+    fake = new FakeOpenAI(server, embed);
     server.on('connection', (socket) => {
       fake!.sockets.add(socket);
       socket.on('close', () => fake!.sockets.delete(socket));
@@ -241,7 +244,7 @@ export class FakeOpenAI {
     const inputs = typeof body?.input === 'string' ? [body.input] : Array.isArray(body?.input) ? body.input : null;
     if (!inputs) return send(res, 400, { error: { message: 'input is required', type: 'invalid_request_error' } });
     const data = inputs.map((text, index) => {
-      const vector = hashEmbed(text);
+      const vector = this.embed(text);
       const embedding = body.encoding_format === 'base64' ? Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64') : Array.from(vector);
       return { object: 'embedding', index, embedding };
     });
