@@ -55,7 +55,8 @@ export interface ServeCommand {
 }
 
 /**
- * Starts `folio serve` on `port` with `env`, a benchmark API key (`bench`, write scope), no rate
+ * Starts `folio serve` on `port` with `env`, a benchmark API key (`bench`, write scope) unless `env`
+ * sets FOLIO_API_KEYS, no rate
  * limit and warnings only in the log; with `--cpu-prof` into `profileDir` when given.
  */
 export function spawnServe(serve: ServeCommand, port: number, env: Record<string, string>, profileDir: string | null): ChildProcess {
@@ -67,10 +68,10 @@ export function spawnServe(serve: ServeCommand, port: number, env: Record<string
     env: {
       ...process.env,
       ...(viaNode ? {} : { FOLIO_NODE_FLAGS: profileFlags.join(' ') }),
+      FOLIO_API_KEYS: 'bench:bench:write',
       ...env,
       PORT: String(port),
       HOST: '127.0.0.1',
-      FOLIO_API_KEYS: 'bench:bench:write',
       FOLIO_RATE_LIMIT: '0',
       LOG_LEVEL: 'warn',
     },
