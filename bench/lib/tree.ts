@@ -78,3 +78,8 @@ export function spawnServe(serve: ServeCommand, port: number, env: Record<string
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
+
+/** A time of performance.now() on CLOCK_MONOTONIC in microseconds, the clock of V8's CPU profiles. */
+export function monotonicMicros(at: number): number {
+  return Math.round(Number(process.hrtime.bigint() / 1000n) - (performance.now() - at) * 1000);
+}

@@ -14,7 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
 import type { Engine } from '../../src/store/engine.js';
 import { freePort, freshSchema } from '../lib/serve.js';
-import { buildTree, spawnServe } from '../lib/tree.js';
+import { buildTree, monotonicMicros, spawnServe } from '../lib/tree.js';
 import { Corpus } from '../search/corpus.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -263,11 +263,6 @@ interface PhaseFigures {
   serverCores: number;
   machineCores: number;
   errors: string[];
-}
-
-/** A time of performance.now() on CLOCK_MONOTONIC in microseconds, the clock of V8's CPU profiles. */
-function monotonicMicros(at: number): number {
-  return Math.round(Number(process.hrtime.bigint() / 1000n) - (performance.now() - at) * 1000);
 }
 
 /** One phase of `phaseSeconds`, its figures added to `totals`. */

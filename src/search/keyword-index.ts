@@ -5,6 +5,7 @@
 import { missingWordCount } from '../text/word-weight.js';
 import { grown, LexemeTable, type LexemeState } from './lexeme-table.js';
 import { PostingLists, type PostingState } from './posting-lists.js';
+import { KthOfStream, kthLargest } from './shortlist.js';
 import type { TermCount } from './tsvector.js';
 
 /**
@@ -193,21 +194,11 @@ export class KeywordIndex {
 
   /**
    * The rank r of every live page holding a query lexeme that `accepts` lets through: its
-   * share of the query's weight by term-at-a-time accumulation, where each matched lexeme adds
-   * (weight / queryWeight) x tf x (K1 + 1) / (tf + K1 (1 - B + B len / L)), made r by rankOfShare.
+   * share of the query's weight (accumulate()) made r by rankOfShare.
    */
   rank(query: readonly QueryTerm[], accepts: ((slot: number) => boolean) | null): KeywordHits {
-    const { K1 } = RANK;
+    const count = this.accumulate(query);
     const acc = this.scratch;
-    const arrays = { gain: K1 + 1, norms: this.norms, live: this.live, acc, touched: this.touched };
-    const total = queryWeight(query);
-    // Weights are positive idfs; a query of none matches nothing.
-    if (!(total > 0)) return { slots: this.hitSlots.subarray(0, 0), ranks: this.hitRanks.subarray(0, 0) };
-    let count = 0;
-    for (const term of query) {
-      const id = this.lexemes.find(term.lexeme);
-      if (id >= 0) count = this.lists.accumulate(id, term.weight / total, arrays, count);
-    }
     let kept = 0;
     for (let t = 0; t < count; t++) {
       const slot = this.touched[t];
@@ -218,6 +209,54 @@ export class KeywordIndex {
       acc[slot] = 0;
     }
     return { slots: this.hitSlots.subarray(0, kept), ranks: this.hitRanks.subarray(0, kept) };
+  }
+
+  /**
+   * The hits of rank() that may be among the k of highest rank: those whose share of the
+   * query's weight is within a billionth of the k-th highest share (the rank grows with the
+   * share; the margin leaves ties and rounding in the ranks to the caller's ranking). What a
+   * search ranks by rank alone (alpha 0, or no query vector) needs only these.
+   */
+  best(query: readonly QueryTerm[], k: number, accepts: ((slot: number) => boolean) | null): KeywordHits {
+    const count = this.accumulate(query);
+    const acc = this.scratch;
+    const shares = new KthOfStream(k);
+    for (let t = 0; t < count; t++) {
+      const slot = this.touched[t];
+      if (accepts === null || accepts(slot)) shares.add(acc[slot]);
+      else acc[slot] = 0;
+    }
+    const cut = kthLargest(shares.values(), k) * (1 - 1e-9);
+    let kept = 0;
+    for (let t = 0; t < count; t++) {
+      const slot = this.touched[t];
+      const share = acc[slot];
+      if (share > 0 && share >= cut) {
+        this.hitSlots[kept] = slot;
+        this.hitRanks[kept++] = rankOfShare(share);
+      }
+      acc[slot] = 0;
+    }
+    return { slots: this.hitSlots.subarray(0, kept), ranks: this.hitRanks.subarray(0, kept) };
+  }
+
+  /**
+   * Each live page's share of the query's weight by term-at-a-time accumulation into scratch,
+   * where each matched lexeme adds (weight / queryWeight) x tf x (K1 + 1) / (tf + K1 (1 - B + B
+   * len / L)); returns how many pages it touched (listed first in `touched`).
+   */
+  private accumulate(query: readonly QueryTerm[]): number {
+    const { K1 } = RANK;
+    const arrays = { gain: K1 + 1, norms: this.norms, live: this.live, acc: this.scratch, touched: this.touched };
+    const total = queryWeight(query);
+    // Weights are positive idfs; a query of none matches nothing.
+    if (!(total > 0)) return 0;
+    let count = 0;
+    for (const term of query) {
+      const id = this.lexemes.find(term.lexeme);
+      if (id >= 0) count = this.lists.accumulate(id, term.weight / total, arrays, count);
+    }
+    return count;
   }
 
   /** The rank r of one page: a search of each query lexeme's list, for filling in a few results. */

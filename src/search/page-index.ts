@@ -17,7 +17,7 @@ import { ScanPool, topK, topKClamped } from './kernel/index.js';
 import { RowScorer } from './kernel/row-scorer.js';
 import type { KeywordHits, QueryTerm } from './keyword-index.js';
 import { QueryTermReader } from './query-terms.js';
-import { shortlistPositions, type PositionHit } from './shortlist.js';
+import { shortlistPositions } from './shortlist.js';
 import { keywordScore, SEMANTIC_MAX, SEMANTIC_MIN, semanticScore } from './scores.js';
 import { EMBEDDING_DIMENSIONS } from './vectors.js';
 import { CODE_SPACE, WorkspacePages, type SlotPage } from './workspace-pages.js';
@@ -221,6 +221,10 @@ export class PageIndex {
   private unmatched = new Uint8Array(0);
   /** By scanned position, for shortlist(): 1 where a keyword hit is. */
   private isHit = new Uint8Array(0);
+  /** shortlist()'s keyword hits at scanned positions, kept for the next search (it runs synchronously). */
+  private hitPositions = new Int32Array(0);
+  private hitKeywords = new Float64Array(0);
+  private hitOrder = new Int32Array(0);
   private readonly terms: QueryTermReader;
   private readonly scorer = new RowScorer(EMBEDDING_DIMENSIONS);
   private readonly bitsMinRows: number;
@@ -383,7 +387,9 @@ export class PageIndex {
         );
         ranked = scanned instanceof Float32Array ? ranks(hitsOf(await q.terms), rows, scanned, level) : scanned;
       } else {
-        ranked = this.rank(ws, q, hitsOf(await q.terms), rows, null);
+        // Ranked by the keyword rank alone: only the hits of highest rank can be among the k best.
+        const terms = await q.terms;
+        ranked = this.rank(ws, q, alpha < 1 && terms.length > 0 ? ws.keyword.best(terms, q.k, accepts) : NO_HITS, rows, null);
       }
       if ('hits' in ranked && ranked.level === 'bits') {
         const { rows: doubtful, hits } = ranked;
@@ -461,12 +467,19 @@ export class PageIndex {
     const n = approx.length;
     if (this.isHit.length < n) this.isHit = new Uint8Array(Math.ceil(n * 1.25));
     const rowAt = (i: number): number => (rows ? rows[i] : i);
+    const found = hits.slots.length;
+    if (this.hitPositions.length < found) {
+      const room = Math.ceil(found * 1.25);
+      this.hitPositions = new Int32Array(room);
+      this.hitKeywords = new Float64Array(room);
+      this.hitOrder = new Int32Array(room);
+    }
+    const { hitPositions, hitKeywords, hitOrder } = this;
     // Hits without a row have their relevance exactly; those added after the scan began are left to the next search.
     const rowless: number[] = [];
     const rowlessHits: number[] = [];
-    const positioned: PositionHit[] = [];
-    const positionedHits: number[] = [];
-    for (let h = 0; h < hits.slots.length; h++) {
+    let positioned = 0;
+    for (let h = 0; h < found; h++) {
       const row = ws.slotRow[hits.slots[h]];
       const keyword = (1 - q.alpha) * keywordScore(hits.ranks[h]);
       if (row < 0) {
@@ -476,20 +489,22 @@ export class PageIndex {
       }
       const position = rows ? positionIn(rows, row) : row;
       if (position === undefined || position >= n) continue;
-      positioned.push({ position, keyword });
-      positionedHits.push(h);
+      hitPositions[positioned] = position;
+      hitKeywords[positioned] = keyword;
+      hitOrder[positioned++] = h;
     }
     const { positions, hitKept } = shortlistPositions(
       approx,
       (at) => bound(rowAt(at)),
       widest,
-      positioned,
+      { positions: hitPositions.subarray(0, positioned), keywords: hitKeywords.subarray(0, positioned) },
       rowless,
       q,
       this.isHit,
     );
     // The hits of rows kept, and those without a row; rank() finds their rows among those kept.
-    const kept = [...rowlessHits, ...positionedHits.filter((_, j) => hitKept[j])];
+    const kept = [...rowlessHits];
+    for (let j = 0; j < positioned; j++) if (hitKept[j] === 1) kept.push(hitOrder[j]);
     return {
       rows: Int32Array.from(positions, rowAt),
       hits: { slots: Int32Array.from(kept, (h) => hits.slots[h]), ranks: Float64Array.from(kept, (h) => hits.ranks[h]) },

@@ -317,6 +317,32 @@ describe('KeywordIndex', () => {
     expect(() => index.add(next - 1, page('fox'))).toThrow(/out of order/);
   });
 
+  it('gives, of all its hits, those that can rank among the k best by rank: ties at the k-th included, filter and removals applied', () => {
+    const index = new KeywordIndex();
+    // Five ranks repeated over 5,000 pages (ties everywhere), words of three frequencies.
+    const many = Array.from({ length: 5000 }, (_, i) => page(`fox:${1 + (i % 5)} w${i % 3} v${i % 11}${i % 4 === 0 ? ' dog:2' : ''}`));
+    many.forEach((p, slot) => index.add(slot, p));
+    for (let slot = 0; slot < 5000; slot += 7) index.remove(slot);
+    const ranked = (hits: { slots: Int32Array; ranks: Float64Array }) =>
+      Array.from(hits.slots, (slot, i) => ({ slot, r: hits.ranks[i] })).sort((a, b) => b.r - a.r || a.slot - b.slot);
+    const before = ranked(index.rank(query, null));
+    for (const accepts of [null, (slot: number) => slot % 2 === 0]) {
+      for (const k of [1, 10, 400, 1000, 6000]) {
+        const all = ranked(index.rank(query, accepts));
+        const best = ranked(index.best(query, k, accepts));
+        // The same k best (by rank, then the lower slot), with the same ranks.
+        expect(best.slice(0, k)).toEqual(all.slice(0, k));
+        // Nothing below the k-th rank, and all that ties with it.
+        const kth = all[Math.min(k, all.length) - 1].r;
+        expect(best.every((h) => h.r >= kth)).toBe(true);
+        expect(best.length).toBe(all.filter((h) => h.r >= kth).length);
+      }
+    }
+    // The scratch is clean after best(): a rank() that follows is as before.
+    expect(ranked(index.rank(query, null))).toEqual(before);
+    expect(index.best([], 10, null).slots.length).toBe(0);
+  });
+
   it('keeps every posting through lists moving, the arena packed and trimmed, and compaction', () => {
     // Lists of every length grow past many moves and packs; a trim midway, appends after it.
     let seed = 7;

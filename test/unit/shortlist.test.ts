@@ -3,7 +3,7 @@
 // keyword hits, rows without a vector, min_relevance, and ties.
 import { describe, expect, it } from 'vitest';
 import { semanticScore } from '../../src/search/scores.js';
-import { kthLargest, shortlistPositions, type PositionHit } from '../../src/search/shortlist.js';
+import { kthLargest, shortlistPositions } from '../../src/search/shortlist.js';
 
 /** A seeded generator in [0, 1). */
 function random(seed: number): () => number {
@@ -40,16 +40,19 @@ describe('shortlist', () => {
         exact[i] = exact[i - 1];
         bounds[i] = bounds[i - 1];
       }
-      const hits: PositionHit[] = [];
+      const hitPositions: number[] = [];
       const keywordAt = new Float64Array(n);
       if (alpha < 1) {
+        // A rare word's hits, or a common word's (most rows, most of them far below the k best).
+        const share = trial % 4 === 2 ? 0.7 : 0.1;
         for (let i = 0; i < n; i++) {
-          if (next() < 0.1) {
+          if (next() < share) {
             keywordAt[i] = (1 - alpha) * next() * 0.6;
-            hits.push({ position: i, keyword: keywordAt[i] });
+            hitPositions.push(i);
           }
         }
       }
+      const hits = { positions: Int32Array.from(hitPositions), keywords: Float64Array.from(hitPositions, (i) => keywordAt[i]) };
       const rowless = alpha < 1 ? Array.from({ length: Math.floor(next() * 5) }, () => (1 - alpha) * next() * 0.6) : [];
       const isHit = new Uint8Array(n);
       const { positions, hitKept } = shortlistPositions(approx, (at) => bounds[at], widest, hits, rowless, { alpha, k, minRelevance }, isHit);
@@ -60,7 +63,7 @@ describe('shortlist', () => {
       for (let i = 0; i < n; i++) {
         if (relevance[i] >= kth && relevance[i] > minRelevance) expect(kept.has(i), `trial ${trial}, row ${i}`).toBe(true);
       }
-      hits.forEach((hit, j) => expect(hitKept[j]).toBe(kept.has(hit.position)));
+      hitPositions.forEach((position, j) => expect(hitKept[j] === 1).toBe(kept.has(position)));
       expect(positions).toEqual([...positions].sort((a, b) => a - b));
       expect(new Set(positions).size).toBe(positions.length);
       expect(isHit.every((v) => v === 0)).toBe(true);
