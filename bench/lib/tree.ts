@@ -55,9 +55,9 @@ export interface ServeCommand {
 }
 
 /**
- * Starts `folio serve` on `port` with `env`, a benchmark API key (`bench`, write scope) unless `env`
- * sets FOLIO_API_KEYS, no rate
- * limit and warnings only in the log; with `--cpu-prof` into `profileDir` when given.
+ * Starts `folio serve` on `port` with `env`, a benchmark API key (`bench`, write scope) unless
+ * `env` sets FOLIO_API_KEYS, no rate limit and warnings only in the log; with `--cpu-prof` into
+ * `profileDir` when given.
  */
 export function spawnServe(serve: ServeCommand, port: number, env: Record<string, string>, profileDir: string | null): ChildProcess {
   const profileFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
