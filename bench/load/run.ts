@@ -19,7 +19,8 @@ import { Corpus } from '../search/corpus.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CORPUS_DOCS = path.join(ROOT, '../shared/corpus/docs');
-const HEADERS = { 'x-api-key': 'bench', 'content-type': 'application/json' };
+const KEY = 'bench';
+const HEADERS = { 'x-api-key': KEY, 'content-type': 'application/json' };
 // Ingesting alone writes to a workspace of its own (see phase()).
 const SIDE_KEY = 'bench-side';
 
@@ -279,7 +280,7 @@ async function phase(server: Running, files: UploadFile[], search: boolean, inge
     // half between the phase searching alone and the mixed one (at 450 pages/s), so that the
     // mixed phase's searches scanned more pages than their reference, and its first search
     // caught up with them all. Its cost is the same: no search reads that workspace.
-    const key = search ? 'bench' : SIDE_KEY;
+    const key = search ? KEY : SIDE_KEY;
     for (let c = 0; c < ingesters; c++) work.push(ingester(port, key, until, tally));
     for (let u = 0; u < uploaders; u++) work.push(uploader(port, key, files, until, tally));
   }
@@ -317,7 +318,7 @@ interface Running {
 async function startServer(engine: Engine, serve: { command: string; args: string[] }): Promise<Running> {
   const port = await freePort();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'folio-bench-load-'));
-  const env: Record<string, string> = { FOLIO_API_KEYS: `bench:bench:write,${SIDE_KEY}:${SIDE_KEY}:write`, FOLIO_DATA_DIR: dataDir, FOLIO_OCR: 'off', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', DATABASE_URL: '' };
+  const env: Record<string, string> = { FOLIO_API_KEYS: `${KEY}:${KEY}:write,${SIDE_KEY}:${SIDE_KEY}:write`, FOLIO_DATA_DIR: dataDir, FOLIO_OCR: 'off', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', DATABASE_URL: '' };
   const schema = engine === 'postgres' ? await freshSchema('bench_load') : null;
   if (schema) env.DATABASE_URL = schema.databaseUrl;
   const dropSchema = schema?.drop ?? (async () => {});
