@@ -326,7 +326,11 @@ export class PageIndex {
 
   /** Scores `rows` (or every row) at `level`: from the bits, the codes, or the floats for an exact search. */
   private scanAll<T>(ws: WorkspacePages, { vector, code, bits }: ScanVector, level: ScanLevel, rows: Int32Array | undefined, use: (scores: Float32Array) => T): Promise<T> {
-    if (level === 'bits') return this.pool.scoreWith(ws.bits, bits!().bytes, rows, use);
+    if (level === 'bits') {
+      // A filter's rows spread over the blocks are scanned from their copy once it is made.
+      const copy = rows && ws.compactBits(rows);
+      return copy ? this.pool.scoreWith(copy, bits!().bytes, undefined, use) : this.pool.scoreWith(ws.bits, bits!().bytes, rows, use);
+    }
     if (level === 'codes') return this.pool.scoreWith(ws.codes, code!.bytes, rows, use);
     return this.exactScores(ws, vector, rows ?? Int32Array.from({ length: ws.codes.rows }, (_, i) => i)).then(use);
   }

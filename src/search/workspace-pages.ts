@@ -5,6 +5,7 @@ import type { IndexedPage, ReadPosition } from '../store/pages.js';
 import { bitAgreement, bitRow, codeSpace, encodeRow } from '../store/vector-codes.js';
 import { ContentFile, type ContentState, type TextEntry } from './content-file.js';
 import { VectorMatrix } from './kernel/index.js';
+import { BIT_BLOCK } from './kernel/matrix.js';
 import { KeywordIndex, MAX_SLOTS, type KeywordState } from './keyword-index.js';
 import { grown } from './lexeme-table.js';
 import { ReadWriteGate } from './read-write-gate.js';
@@ -13,6 +14,35 @@ import { EMBEDDING_DIMENSIONS } from './vectors.js';
 
 /** Slots the per-page columns start with. */
 const FIRST_SLOTS = 256;
+
+/** Rows a copy of a filter's bits takes in one turn of the event loop (a few milliseconds). */
+const COPY_SLICE = 10_000;
+/** Filters' rows compactBits() keeps track of, the least recently asked for dropped first. */
+const COMPACT_FILTERS = 8;
+/** The copies of filters' bits hold at most this share of the workspace's rows. */
+const COMPACT_SHARE = 0.5;
+
+/** A filter's rows as compactBits() knows them. */
+interface CompactBits {
+  layout: number;
+  /** Whether the rows leave most of the blocks they touch unasked for (else no copy is made). */
+  spread: boolean;
+  /** Searches that asked for them. */
+  uses: number;
+  matrix: VectorMatrix | null;
+}
+
+/** Whether sorted `rows` touch at least twice the blocks of bits they would fill. */
+function spreadOverBlocks(rows: Int32Array): boolean {
+  let blocks = 0;
+  let last = -1;
+  for (const row of rows) {
+    const block = Math.floor(row / BIT_BLOCK);
+    if (block !== last) blocks++;
+    last = block;
+  }
+  return blocks >= 2 * Math.ceil(rows.length / BIT_BLOCK);
+}
 
 /** How the pages' embeddings are coded for the first pass of a search (store/vector-codes.ts). */
 export const CODE_SPACE = codeSpace(EMBEDDING_DIMENSIONS);
@@ -122,6 +152,8 @@ export class WorkspacePages {
   private layout = 0;
   /** The rows of a filter's documents (the same set while the filter's documents are cached), with the layout they were computed at. */
   private readonly eligibleRows = new WeakMap<ReadonlySet<number>, { layout: number; rows: Int32Array }>();
+  /** Filters' rows by rowsOf()'s arrays, the most recently asked for last. */
+  private readonly compacted = new Map<Int32Array, CompactBits>();
   /** The catch-up that has not started reading yet: later arrivals can share it. */
   nextCatchUp: Promise<void> | null = null;
   lastCatchUp: Promise<unknown> = Promise.resolve();
@@ -411,5 +443,38 @@ export class WorkspacePages {
     const rows = Int32Array.from(list).sort();
     this.eligibleRows.set(documents, { layout: this.layout, rows });
     return rows;
+  }
+
+  /**
+   * The bits of `rows` (a filter's, as rowsOf() gives them) copied into a matrix of their own,
+   * in the same order, or null. A filter spread over the workspace (a category every tenth
+   * page has) has a few rows in each block of 32, so a scan of its rows scores nearly every
+   * block: at a million pages a tenth of them cost a scan of all. The copy holds its rows only.
+   * The second search with the same rows starts the copy, in slices between other work; later
+   * searches scan it. A change of rows drops it, and the copies hold at most COMPACT_SHARE of
+   * the workspace's rows, the least recently used dropped first.
+   */
+  compactBits(rows: Int32Array): VectorMatrix | null {
+    for (const [key, known] of this.compacted) if (known.layout !== this.layout) this.compacted.delete(key);
+    const entry = this.compacted.get(rows) ?? { layout: this.layout, spread: spreadOverBlocks(rows), uses: 0, matrix: null };
+    this.compacted.delete(rows);
+    this.compacted.set(rows, entry);
+    if (this.compacted.size > COMPACT_FILTERS) this.compacted.delete(this.compacted.keys().next().value!);
+    if (++entry.uses === 2 && entry.spread && rows.length <= COMPACT_SHARE * this.codes.rows) void this.copyBits(rows, entry);
+    return entry.matrix;
+  }
+
+  private async copyBits(rows: Int32Array, entry: CompactBits): Promise<void> {
+    const matrix = new VectorMatrix(EMBEDDING_DIMENSIONS, { kind: 'bits', capacity: rows.length });
+    for (let i = 0; i < rows.length; i += COPY_SLICE) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (entry.layout !== this.layout || this.compacted.get(rows) !== entry) return;
+      matrix.appendBitRowsOf(this.bits, rows.subarray(i, i + COPY_SLICE));
+    }
+    entry.matrix = matrix;
+    let held = 0;
+    for (const known of [...this.compacted.values()].reverse()) {
+      if (known.matrix && (held += known.matrix.rows) > COMPACT_SHARE * this.codes.rows) known.matrix = null;
+    }
   }
 }

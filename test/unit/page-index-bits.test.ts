@@ -118,6 +118,35 @@ describe('page index with the bits first, on pglite', () => {
     expect(found / wanted).toBeGreaterThanOrEqual(kind === 'clustered' ? 0.995 : 0.99);
   }, 300_000);
 
+  it('scans a repeated filter spread over the blocks from a copy of its rows, with the same results', async () => {
+    const { id, documents } = workspaces.get('clustered')!;
+    // Every other page: each block of 32 rows holds 16 of the filter's.
+    const every = new Set(documents.filter((_, i) => i % 2 === 1));
+    const queries = vectorsOf('clustered', 13);
+    const scans = vi.spyOn(pool, 'scoreWith');
+    try {
+      for (let trial = 0; trial < 6; trial++) {
+        const vector = queries();
+        const q: PageQuery = { vector: Promise.resolve(vector), terms: index.queryTerms('wing flow'), alpha: trial % 2 === 0 ? 1 : 0.5, filter: { key: 'every-other', read: async () => every }, k: 20, minRelevance: 0 };
+        const got = await index.search(id, q);
+        const exact = await index.search(id, { ...q, exact: true });
+        expect(got.map((r) => [r.pageId, r.relevance, r.semantic, r.keyword])).toEqual(exact.map((r) => [r.pageId, r.relevance, r.semantic, r.keyword]));
+        expect(got.every((r) => every.has(r.documentId))).toBe(true);
+        // The copy is made in slices after the second search.
+        for (let turn = 0; turn < 5; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      const bitScans = scans.mock.calls.filter(([matrix]) => matrix.layout.kind === 'bits');
+      // The first two searches scan the filter's rows in the workspace's bits, the rest the copy, whole.
+      expect(bitScans.map(([matrix, , rows]) => (rows ? `rows ${rows.length}` : `all ${matrix.rows}`))).toEqual([
+        'rows 1500',
+        'rows 1500',
+        ...Array(4).fill('all 1500'),
+      ]);
+    } finally {
+      scans.mockRestore();
+    }
+  }, 300_000);
+
   it('finds what the exact scan finds after pages are swap-removed across blocks of bits', async () => {
     // After the tests above: every third page goes, the last rows moving into the holes.
     const { id, documents } = workspaces.get('isotropic')!;

@@ -115,4 +115,25 @@ describe('bits kernel, blocked', () => {
     pool.release(matrix);
     pool.release(restored);
   });
+
+  it("copies given rows into a matrix of their own, each scored as in its source's block", async () => {
+    const space = codeSpace(1536);
+    const source = new VectorMatrix(1536, { kind: 'bits', capacity: 1 });
+    const rows = Array.from({ length: 5 * BIT_BLOCK + 7 }, () => randomBitRow(space));
+    for (const row of rows) source.appendCodes(row);
+    // Lanes of either nibble into lanes of either nibble, and a row twice.
+    const chosen = Int32Array.from([0, 3, 17, 31, 32, 33, 50, 50, 64, 100, 130, 166]);
+    const copy = new VectorMatrix(1536, { kind: 'bits', capacity: 1 });
+    copy.appendBitRowsOf(source, chosen.subarray(0, 5));
+    copy.appendBitRowsOf(source, chosen.subarray(5));
+    expect(copy.rows).toBe(chosen.length);
+    expect(Array.from({ length: copy.rows }, (_, r) => copy.bitRow(r))).toEqual(Array.from(chosen, (r) => rows[r]));
+    const query = encodeBitQuery(space, randomQuery(1536)).bytes;
+    expect(Array.from(await pool.score(copy, query))).toEqual(Array.from(await pool.score(source, query, chosen)));
+    expect(() => copy.appendBitRowsOf(source, Int32Array.from([rows.length]))).toThrow(/out of range/);
+    expect(() => copy.appendBitRowsOf(new VectorMatrix(384, { kind: 'bits' }), Int32Array.from([0]))).toThrow(/same dimensions/);
+    pool.release(source);
+    pool.release(copy);
+  });
 });
+

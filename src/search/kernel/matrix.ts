@@ -215,6 +215,33 @@ export class VectorMatrix {
     return out;
   }
 
+  /**
+   * Appends rows `rows` of `source`, a matrix of bits of the same dimensions, each copied from
+   * its lane of its block into the next lane here: the same bits and factors, so the same
+   * estimates (each lane of a block is scored on its own).
+   */
+  appendBitRowsOf(source: VectorMatrix, rows: Int32Array): void {
+    if (this.layout.kind !== 'bits' || source.layout.kind !== 'bits' || source.dims !== this.dims) {
+      throw new TypeError('bits are copied between matrices of bits of the same dimensions');
+    }
+    this.reserve(this.#rows + rows.length);
+    const groups = (this.layout.stride - 16) * 2;
+    const from = source.#bytes;
+    const to = this.#bytes;
+    for (const row of rows) {
+      source.#check(row);
+      const src = source.#bitPlace(row);
+      const dst = this.#bitPlace(this.#rows);
+      const keep = dst.shift === 0 ? 0xf0 : 0x0f;
+      for (let g = 0, s = src.block + (src.lane & 15), d = dst.block + (dst.lane & 15); g < groups; g++, s += 16, d += 16) {
+        to[d] = (to[d] & keep) | (((from[s] >> src.shift) & 15) << dst.shift);
+      }
+      const [sf, df] = [source.#bitFactors(row), this.#bitFactors(this.#rows)];
+      for (let field = 0; field < 4; field++) to.set(from.subarray(sf + field * BIT_BLOCK * 4, sf + field * BIT_BLOCK * 4 + 4), df + field * BIT_BLOCK * 4);
+      this.#rows++;
+    }
+  }
+
   /** Writes a row of bits (bitRow()'s layout) into its place in its block. */
   #putBits(row: number, code: Uint8Array): void {
     const bitBytes = this.layout.stride - 16;
