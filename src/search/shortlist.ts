@@ -4,6 +4,10 @@
 // again from the float vectors, so the ranking is the float scan's.
 import { SEMANTIC_MAX, semanticScore } from './scores.js';
 
+/** Every SAMPLE_STRIDE-th row is sampled for a first k-th best, when that takes SAMPLE_MIN x k rows or more. */
+const SAMPLE_STRIDE = 16;
+const SAMPLE_MIN = 8;
+
 /** Keyword hits at scanned positions, each with its part of the relevance, (1 - alpha) x keyword. */
 export interface PositionHits {
   positions: Int32Array;
@@ -111,9 +115,18 @@ export function shortlistPositions(
   // highest relevance being at most the k-th best's lowest (equal only where semantic_score
   // clamps both: at 0, which min_relevance >= 0 turns away, and at 1, which a row whose cosine
   // is a bound below 1 cannot reach).
+  const reachOf = (floor: number) => Math.min(floor - 2 * widest, SEMANTIC_MAX - widest) - 1e-9;
+  // Rows in order raise the k-th best slowly (a million rows of bits kept tens of thousands
+  // near): the k-th best of every SAMPLE_STRIDE-th row is at most the k-th best of all, so
+  // the pass starts from its reach.
+  let reach = -Infinity;
+  if (n >= SAMPLE_STRIDE * SAMPLE_MIN * k) {
+    const sample = new KthOfStream(k);
+    for (let i = 0; i < n; i += SAMPLE_STRIDE) if (isHit[i] !== 1) sample.add(approx[i]);
+    reach = reachOf(kthLargest(sample.values(), k));
+  }
   const others = new KthOfStream(k);
   let floor = -Infinity;
-  let reach = -Infinity;
   const near: number[] = [];
   for (let i = 0; i < n; i++) {
     const a = approx[i];
@@ -122,7 +135,7 @@ export function shortlistPositions(
     others.add(a);
     if (others.floor !== floor) {
       floor = others.floor;
-      reach = Math.min(floor - 2 * widest, SEMANTIC_MAX - widest) - 1e-9;
+      reach = Math.max(reach, reachOf(floor));
     }
   }
   const lows = [...rowless];

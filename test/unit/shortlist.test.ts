@@ -74,6 +74,37 @@ describe('shortlist', () => {
     expect(left / rows).toBeGreaterThan(0.5);
   });
 
+  it('keeps every row that can rank when a sample of many rows gives the first k-th best', () => {
+    // Many rows, so that every 16th is sampled first: a few far above the rest (sampled or
+    // not), so that the sample's best are no guide to the k-th best; ties at the k-th best.
+    const next = random(23);
+    for (let trial = 0; trial < 24; trial++) {
+      const n = 20_000 + Math.floor(next() * 30_000);
+      const k = [1, 10, 50][trial % 3];
+      const alpha = trial % 4 === 3 ? 0.5 : 1;
+      const widest = 0.001 + 0.01 * next();
+      const approx = Float32Array.from({ length: n }, () => 0.3 + 0.2 * next());
+      const outliers = Math.floor(k / 2) + (trial % 2);
+      for (let o = 0; o < outliers; o++) approx[(trial % 2 === 0 ? 16 : 7) * (1 + Math.floor(next() * (n / 17)))] = 0.95;
+      for (let i = 3; i < n; i += 101) approx[i] = approx[i - 3];
+      const exact = Array.from(approx, (a) => a + widest * (2 * next() - 1));
+      const keywordAt = new Float64Array(n);
+      const hitPositions: number[] = [];
+      if (alpha < 1) {
+        for (let i = 5; i < n; i += 13) {
+          keywordAt[i] = (1 - alpha) * next() * 0.3;
+          hitPositions.push(i);
+        }
+      }
+      const hits = { positions: Int32Array.from(hitPositions), keywords: Float64Array.from(hitPositions, (i) => keywordAt[i]) };
+      const { positions } = shortlistPositions(approx, () => widest, widest, hits, [], { alpha, k, minRelevance: 0 }, new Uint8Array(n));
+      const relevance = exact.map((e, i) => alpha * semanticScore(e) + keywordAt[i]);
+      const kth = kthLargest(relevance, k);
+      const kept = new Set(positions);
+      for (let i = 0; i < n; i++) if (relevance[i] >= kth) expect(kept.has(i), `trial ${trial}, row ${i}`).toBe(true);
+    }
+  });
+
   it('finds the k-th largest value, ties and all', () => {
     expect(kthLargest([3, 1, 2], 1)).toBe(3);
     expect(kthLargest([3, 1, 2], 3)).toBe(1);
