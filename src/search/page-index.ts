@@ -169,6 +169,8 @@ export interface PageIndexOptions {
 
 const NO_HITS: KeywordHits = { slots: new Int32Array(0), ranks: new Float64Array(0) };
 
+const copyHits = ({ slots, ranks }: KeywordHits): KeywordHits => ({ slots: slots.slice(), ranks: ranks.slice() });
+
 /** Pages from which a load is followed by a full garbage collection (see collectAfterLoad). */
 const COLLECT_AFTER_PAGES = 5_000;
 
@@ -380,14 +382,16 @@ export class PageIndex {
       if (extended) {
         ranked = ranks(hitsOf(await q.terms), null, extended, early!.level);
       } else if (vector && alpha > 0) {
-        // The scan and the reading of the query's lexemes overlap. At alpha 1 the ranking
-        // needs no lexemes; a hybrid whose lexemes are not read yet ranks from a copy of the
-        // cosines (the pooled buffer is valid only during the callback).
-        const read: { terms: readonly QueryTerm[] | null } = { terms: null };
-        q.terms.then((terms) => (read.terms = terms)).catch(() => undefined);
+        // The scan, and the reading of the query's lexemes and their keyword ranking on this
+        // thread, overlap; the hits are copied (the keyword index reuses its buffers, and another
+        // search may rank before the scan ends). At alpha 1 the ranking needs no lexemes; a hybrid
+        // whose hits are not ranked yet ranks from a copy of the cosines (the pooled buffer is
+        // valid only during the callback).
+        const read: { hits: KeywordHits | null } = { hits: alpha === 1 ? NO_HITS : null };
+        if (alpha < 1) q.terms.then((terms) => (read.hits = copyHits(hitsOf(terms)))).catch(() => undefined);
         const level = levelOf(vector, rows ? rows.length : ws.codes.rows, this.bitsMinRows);
         const scanned = await this.scanAll(ws, vector, level, rows ?? undefined, (cosines) =>
-          alpha === 1 || read.terms ? ranks(hitsOf(read.terms ?? []), rows, cosines, level) : cosines.slice(),
+          read.hits ? ranks(read.hits, rows, cosines, level) : cosines.slice(),
         );
         ranked = scanned instanceof Float32Array ? ranks(hitsOf(await q.terms), rows, scanned, level) : scanned;
       } else {

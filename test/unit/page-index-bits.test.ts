@@ -147,6 +147,23 @@ describe('page index with the bits first, on pglite', () => {
     }
   }, 300_000);
 
+  it('gives hybrid searches running at once the results each gives alone', async () => {
+    // Each ranks its keyword hits while its scan runs; another's ranking reuses the keyword index's buffers meanwhile.
+    const { id } = workspaces.get('clustered')!;
+    const queries = vectorsOf('clustered', 17);
+    const requests: PageQuery[] = Array.from({ length: 8 }, (_, i) => ({
+      vector: Promise.resolve(queries()),
+      terms: index.queryTerms(`${WORDS[i % WORDS.length]} ${WORDS[(i * 5 + 3) % WORDS.length]}`),
+      alpha: 0.5,
+      filter: null,
+      k: 10,
+      minRelevance: 0,
+    }));
+    const alone: RankedPage[][] = [];
+    for (const q of requests) alone.push(await index.search(id, q));
+    expect(await Promise.all(requests.map((q) => index.search(id, q)))).toEqual(alone);
+  }, 300_000);
+
   it('finds what the exact scan finds after pages are swap-removed across blocks of bits', async () => {
     // After the tests above: every third page goes, the last rows moving into the holes.
     const { id, documents } = workspaces.get('isotropic')!;
