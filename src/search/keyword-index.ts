@@ -220,16 +220,25 @@ export class KeywordIndex {
   best(query: readonly QueryTerm[], k: number, accepts: ((slot: number) => boolean) | null): KeywordHits {
     const count = this.accumulate(query);
     const acc = this.scratch;
+    const { touched } = this;
     const shares = new KthOfStream(k);
+    // One pass: a share below the k-th best so far (less the margin) is below the cut, and its
+    // slot is cleared at once; the others are listed (in touched, behind the pass) for a second.
+    let listed = 0;
     for (let t = 0; t < count; t++) {
-      const slot = this.touched[t];
-      if (accepts === null || accepts(slot)) shares.add(acc[slot]);
-      else acc[slot] = 0;
+      const slot = touched[t];
+      const share = acc[slot];
+      if ((accepts === null || accepts(slot)) && share >= shares.floor * (1 - 1e-9)) {
+        shares.add(share);
+        touched[listed++] = slot;
+      } else {
+        acc[slot] = 0;
+      }
     }
     const cut = kthLargest(shares.values(), k) * (1 - 1e-9);
     let kept = 0;
-    for (let t = 0; t < count; t++) {
-      const slot = this.touched[t];
+    for (let t = 0; t < listed; t++) {
+      const slot = touched[t];
       const share = acc[slot];
       if (share > 0 && share >= cut) {
         this.hitSlots[kept] = slot;
