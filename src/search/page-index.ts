@@ -358,6 +358,7 @@ export class PageIndex {
 
   private async searchCaughtUp(workspaceId: number, ws: WorkspacePages, q: SearchQuery, early: EarlyScan | null = null): Promise<RankedPage[]> {
     const documents = q.filter ? await this.eligibleDocuments(workspaceId, ws, q.filter) : null;
+    if (q.alpha === 0 && ws.supersededRows === 0) return this.searchByKeyword(ws, q, documents);
     const vector = await q.vector;
     return ws.gate.read(async () => {
       const { alpha } = q;
@@ -412,6 +413,29 @@ export class PageIndex {
       await this.completeScores(ws, q, vector?.vector ?? null, await q.terms, ranked);
       return ranked.results.map((r, i) => ({ ...ws.pageAt(ranked.slots[i]), ...r }));
     });
+  }
+
+  /**
+   * A search ranked by keyword rank alone (alpha 0), while the query is embedded: its vector
+   * gives the results their semantic_score afterwards, from copies of their float vectors taken
+   * under the gate (rows move once it is left), so that waiting for the embedder holds back
+   * no change of the index.
+   */
+  private async searchByKeyword(ws: WorkspacePages, q: SearchQuery, documents: ReadonlySet<number> | null): Promise<RankedPage[]> {
+    const terms = await q.terms;
+    const { results, embedded, vectors } = await ws.gate.read(async () => {
+      const accepts = documents ? (slot: number) => documents.has(ws.slotDocument[slot]) : null;
+      const ranked = this.rank(ws, q, terms.length > 0 ? ws.keyword.best(terms, q.k, accepts) : NO_HITS, null, null);
+      const results: RankedPage[] = ranked.results.map((r, i) => ({ ...ws.pageAt(ranked.slots[i]), ...r }));
+      const embedded = ranked.slots.flatMap((slot, i) => (ws.slotRow[slot] >= 0 ? [i] : []));
+      return { results, embedded, vectors: ws.vectors.copy(Int32Array.from(embedded, (i) => ws.slotRow[ranked.slots[i]])) };
+    });
+    const vector = await q.vector;
+    if (vector && embedded.length > 0) {
+      const cosines = ws.vectors.scoreCopies(this.scorer, vector.vector, vectors);
+      embedded.forEach((i, j) => (results[i].semantic = semanticScore(cosines[j])));
+    }
+    return results;
   }
 
   /** The query of the superseded model, or null (then its pages have no semantic score). */

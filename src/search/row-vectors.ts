@@ -117,6 +117,20 @@ export class RowVectors {
     return scores;
   }
 
+  /** Rows `rows[i]`'s bytes (row i at i * stride), copied while the rows stay where they are, for scoreCopies(). */
+  copy(rows: Int32Array): Uint8Array {
+    const bytes = new Uint8Array(rows.length * this.stride);
+    this.read(rows, bytes);
+    return bytes;
+  }
+
+  /** The dot products of `query` with rows copied by copy(), as score() gives them. */
+  scoreCopies(scorer: RowScorer, query: Float32Array, bytes: Uint8Array): Float32Array {
+    const n = bytes.length / this.stride;
+    scorer.rows(n).set(bytes);
+    return scorer.score(query, n);
+  }
+
   close(): void {
     if (this.fd !== null) fs.closeSync(this.fd);
     this.fd = null;

@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
 import { ScanPool } from '../../src/search/kernel/index.js';
-import { RANK } from '../../src/search/keyword-index.js';
+import { KeywordIndex, RANK } from '../../src/search/keyword-index.js';
 import { PageIndex, type PageQuery, type RankedPage } from '../../src/search/page-index.js';
 import { keywordScore, semanticScore } from '../../src/search/scores.js';
 import { parseTsvector } from '../../src/search/tsvector.js';
@@ -450,6 +450,37 @@ describe.each(ENGINES)('page index on %s', (engine) => {
       expect(watched.memory().pages).toBe((await livePages()).length);
     } finally {
       await watched.close();
+    }
+  }, 60_000);
+
+  it('ranks by keyword rank before the query is embedded, and scores the results from their vectors as ranked', async () => {
+    // A workspace of its own: its best page is deleted, and its rows moved, while the query is embedded.
+    const own = (await store.db.insertInto('workspaces').values({ name: 'keyword first' }).returning('id').executeTakeFirstOrThrow()).id;
+    const ids: number[] = [];
+    await store.db.transaction().execute(async (trx) => {
+      for (let n = 0; n < 300; n++) {
+        const doc = await insertDocument(trx, { workspaceId: own, externalId: null, filePath: `k/${n}`, fileUrl: null, metadata: {}, source: 'test', taskIdentifier: null });
+        ids.push(doc.id);
+        const content = textOf(n);
+        await insertPages(trx, own, doc.id, [{ pageNumber: 1, content, embedding: normalizeVector(hashEmbed(content)), embeddingModel: 'test', paragraphs: [] }]);
+      }
+    });
+    const text = 'shock wave';
+    const ready = await queryOf(text, 0);
+    const before = await index.search(own, ready);
+    expect(before.length).toBeGreaterThan(5);
+    let embed!: (vector: Float32Array | null) => void;
+    const best = vi.spyOn(KeywordIndex.prototype, 'best');
+    try {
+      const pending = index.search(own, { ...ready, vector: new Promise((resolve) => (embed = resolve)) });
+      await until(async () => best.mock.calls.length, (calls) => calls > 0);
+      await deleteDocuments(store.db, own, [before[0].documentId, ids[0]]);
+      // Another search catches up: the removals move rows, the last ones into the holes.
+      expect((await index.search(own, ready)).map((r) => r.pageId)).not.toContain(before[0].pageId);
+      embed(await ready.vector);
+      expect(await pending).toEqual(before);
+    } finally {
+      best.mockRestore();
     }
   }, 60_000);
 });
