@@ -1,6 +1,6 @@
 // Search and bulk ingestion at scale: `npx tsx bench/scale/run.ts [--engine pglite|postgres|both]
 //   [--sizes 100000,300000,1000000] [--sets clustered,isotropic] [--queries 1000] [--timed 200]
-//   [--clients 4] [--batch 500] [--server worktree|head] [--seed N] [--profile DIR]`. See README.md.
+//   [--clients 4] [--batch 500] [--server worktree|head] [--seed N] [--profile DIR] [--keep]`. See README.md.
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import pg from 'pg';
 import { freePort, freshSchema, percentile, POSTGRES_URL, residentMb } from '../lib/serve.js';
 import { buildTree, monotonicMicros, spawnServe, type ServeCommand } from '../lib/tree.js';
 import { Corpus } from '../search/corpus.js';
+import { CATEGORIES, searchModes } from './modes.js';
 import { startQueryEmbedder } from './query-embedder.js';
 import { SET_KINDS, VectorSet, type SetKind } from './vectors.js';
 
@@ -25,6 +26,7 @@ const { values: args } = parseArgs({
     server: { type: 'string', default: 'worktree' },
     seed: { type: 'string', default: '42' },
     profile: { type: 'string' }, // the server's CPU profiles (every thread's) go here
+    keep: { type: 'boolean', default: false }, // keep each store for searches.ts
   },
 });
 const engines = args.engine === 'both' ? ['pglite', 'postgres'] : [args.engine!];
@@ -39,15 +41,13 @@ if (
   batchSize > 1000 ||
   !['worktree', 'head'].includes(args.server!)
 ) {
-  throw new Error('usage: run.ts [--engine pglite|postgres|both] [--sizes increasing, >= 1000] [--sets clustered,isotropic] [--queries N] [--timed N] [--clients N] [--batch N<=1000] [--server worktree|head] [--seed N] [--profile DIR]');
+  throw new Error('usage: run.ts [--engine pglite|postgres|both] [--sizes increasing, >= 1000] [--sets clustered,isotropic] [--queries N] [--timed N] [--clients N] [--batch N<=1000] [--server worktree|head] [--seed N] [--profile DIR] [--keep]');
 }
 
 const HEADERS = { 'content-type': 'application/json', 'x-api-key': 'bench' };
 const BASE = (port: number) => `http://127.0.0.1:${port}/api/v1`;
 const log = (message: string) => console.error(`[scale] ${message}`);
 const corpus = new Corpus(seed);
-/** Documents of category 3 are a tenth of them: the filtered searches' share. */
-const CATEGORIES = 10;
 /** The set being measured; the query embedder embeds the hybrid searches' texts as its queries. */
 let measured: VectorSet | null = null;
 const embedder = await startQueryEmbedder(() => measured!);
@@ -150,20 +150,7 @@ interface Result {
   semantic_score: number;
 }
 
-interface Mode {
-  name: string;
-  body: (vectors: VectorSet, i: number) => string;
-}
-
-const queryText = (i: number) => JSON.stringify(corpus.query(3, i));
-const MODES: Mode[] = [
-  { name: 'alpha 1', body: (v, i) => `{"embedding":${v.queryJson(i)},"alpha":1` },
-  { name: 'alpha 0', body: (_, i) => `{"query":${queryText(i)},"alpha":0` },
-  // A query's own embedding is taken at alpha 1 only: the hybrid's text is embedded by the
-  // server's embedder, here query-embedder.ts, as a query vector of the set.
-  { name: 'alpha 0.5', body: (_, i) => `{"query":${queryText(i)},"alpha":0.5` },
-  { name: 'filtered 10%', body: (v, i) => `{"embedding":${v.queryJson(i)},"alpha":1,"metadata_filter":{"category":3}` },
-];
+const MODES = searchModes(corpus);
 
 async function search(port: number, body: string, exact: boolean, topK = 10): Promise<{ ms: number; results: Result[] }> {
   const started = performance.now();
@@ -332,7 +319,8 @@ for (const engine of engines) {
       }
     } finally {
       await server.stop();
-      await store.drop();
+      if (!args.keep) await store.drop();
+      else log(`kept the store for searches.ts: --data-dir ${store.dataDir}${store.schema ? ` --database-url '${store.env.DATABASE_URL}' (remove the directory and schema ${store.schema} when done)` : ' (remove it when done)'}`);
     }
   }
 }

@@ -1,0 +1,82 @@
+// Searches alone on a store run.ts kept (--keep): `npx tsx bench/scale/searches.ts --data-dir DIR
+//   [--database-url URL] [--set clustered|isotropic] [--server worktree|head] [--rounds 3]
+//   [--timed 100] [--seed 42]`. See README.md.
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { freePort, percentile, residentMb } from '../lib/serve.js';
+import { buildTree, spawnServe } from '../lib/tree.js';
+import { Corpus } from '../search/corpus.js';
+import { searchModes } from './modes.js';
+import { startQueryEmbedder } from './query-embedder.js';
+import { SET_KINDS, VectorSet, type SetKind } from './vectors.js';
+
+const { values: args } = parseArgs({
+  options: {
+    'data-dir': { type: 'string' },
+    'database-url': { type: 'string', default: '' },
+    set: { type: 'string', default: 'clustered' },
+    server: { type: 'string', default: 'worktree' },
+    rounds: { type: 'string', default: '3' },
+    timed: { type: 'string', default: '100' },
+    seed: { type: 'string', default: '42' },
+  },
+});
+const [rounds, timed, seed] = [args.rounds, args.timed, args.seed].map(Number);
+if (!args['data-dir'] || !SET_KINDS.includes(args.set as SetKind) || !['worktree', 'head'].includes(args.server!) || ![rounds, timed].every((n) => Number.isInteger(n) && n >= 1)) {
+  throw new Error('usage: searches.ts --data-dir DIR [--database-url URL] [--set clustered|isotropic] [--server worktree|head] [--rounds N] [--timed N] [--seed N]');
+}
+
+// The set and seed the store was built with: the same queries as run.ts's timed ones.
+const vectors = new VectorSet(args.set as SetKind, seed);
+const modes = searchModes(new Corpus(seed));
+const embedder = await startQueryEmbedder(() => vectors);
+const tree = await buildTree('folio-bench-scale', args.server as 'worktree' | 'head');
+if (tree.errors) console.error(`tsc reported errors (running what it emitted):\n${tree.errors.slice(0, 2000)}`);
+const port = await freePort();
+const env = {
+  FOLIO_DATA_DIR: args['data-dir'],
+  FOLIO_OCR: 'off',
+  OPENAI_API_KEY: 'bench',
+  OPENAI_BASE_URL: embedder.baseUrl,
+  FOLIO_EMBEDDING_MODEL: 'bench',
+  DATABASE_URL: args['database-url']!,
+};
+const child = spawnServe({ command: path.join(tree.root, 'bin/folio'), args: ['serve'] }, port, env, null);
+child.stdout!.resume();
+child.stderr!.resume();
+
+async function search(body: string): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(`http://127.0.0.1:${port}/api/v1/documents/search/pages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'bench' },
+    body: `${body},"top_k":10}`,
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`HTTP ${response.status} ${text.slice(0, 300)}`);
+  return performance.now() - started;
+}
+
+try {
+  while (!(await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false))) {
+    if (child.exitCode !== null) throw new Error('the server exited before it was ready');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const first = await search(modes[0].body(vectors, 99_999));
+  console.log(`${tree.label}: first search ${(first / 1000).toFixed(1)} s after the start (the index's load from its snapshot)`);
+  for (let round = 1; round <= rounds; round++) {
+    const cells: string[] = [];
+    for (const mode of modes) {
+      for (let i = 0; i < 10; i++) await search(mode.body(vectors, 10_000 + i));
+      const ms: number[] = [];
+      for (let i = 0; i < timed; i++) ms.push(await search(mode.body(vectors, i)));
+      cells.push(`${mode.name} ${percentile(ms, 50).toFixed(1)} / ${percentile(ms, 99).toFixed(1)}`);
+    }
+    console.log(`round ${round}: ${cells.join(' | ')} | RSS ${residentMb(child.pid!, 'VmRSS').toFixed(0)} MB`);
+  }
+} finally {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+  await embedder.close();
+}
