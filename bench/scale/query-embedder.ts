@@ -26,3 +26,8 @@ function embedQueryText(vectors: VectorSet, text: string): Float32Array {
 export function startQueryEmbedder(vectors: () => VectorSet): Promise<FakeOpenAI> {
   return FakeOpenAI.start({ embed: (text) => embedQueryText(vectors(), text) });
 }
+
+/** The environment of a server on a store (its data directory; its database URL, '' for PGlite) whose query embedder is `embedder`. */
+export function serverEnv(dataDir: string, databaseUrl: string, embedder: FakeOpenAI): Record<string, string> {
+  return { FOLIO_DATA_DIR: dataDir, FOLIO_OCR: 'off', OPENAI_API_KEY: 'bench', OPENAI_BASE_URL: embedder.baseUrl, FOLIO_EMBEDDING_MODEL: 'bench', DATABASE_URL: databaseUrl };
+}

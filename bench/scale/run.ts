@@ -11,7 +11,7 @@ import { freePort, freshSchema, percentile, POSTGRES_URL, residentMb } from '../
 import { buildTree, monotonicMicros, spawnServe, type ServeCommand } from '../lib/tree.js';
 import { Corpus } from '../search/corpus.js';
 import { CATEGORIES, searchModes } from './modes.js';
-import { startQueryEmbedder } from './query-embedder.js';
+import { serverEnv, startQueryEmbedder } from './query-embedder.js';
 import { SET_KINDS, VectorSet, type SetKind } from './vectors.js';
 
 const { values: args } = parseArgs({
@@ -67,14 +67,7 @@ async function newStore(engine: string): Promise<Store> {
   const fresh = engine === 'postgres' ? await freshSchema('bench_scale') : null;
   const schema = fresh ? decodeURIComponent(fresh.databaseUrl).match(/search_path=(\w+)/)![1] : null;
   return {
-    env: {
-      FOLIO_DATA_DIR: dataDir,
-      FOLIO_OCR: 'off',
-      OPENAI_API_KEY: 'bench',
-      OPENAI_BASE_URL: embedder.baseUrl,
-      FOLIO_EMBEDDING_MODEL: 'bench',
-      DATABASE_URL: fresh?.databaseUrl ?? '',
-    },
+    env: serverEnv(dataDir, fresh?.databaseUrl ?? '', embedder),
     dataDir,
     schema,
     drop: async () => {

@@ -7,7 +7,7 @@ import { freePort, percentile, residentMb } from '../lib/serve.js';
 import { buildTree, spawnServe } from '../lib/tree.js';
 import { Corpus } from '../search/corpus.js';
 import { searchModes } from './modes.js';
-import { startQueryEmbedder } from './query-embedder.js';
+import { serverEnv, startQueryEmbedder } from './query-embedder.js';
 import { SET_KINDS, VectorSet, type SetKind } from './vectors.js';
 
 const { values: args } = parseArgs({
@@ -33,14 +33,7 @@ const embedder = await startQueryEmbedder(() => vectors);
 const tree = await buildTree('folio-bench-scale', args.server as 'worktree' | 'head');
 if (tree.errors) console.error(`tsc reported errors (running what it emitted):\n${tree.errors.slice(0, 2000)}`);
 const port = await freePort();
-const env = {
-  FOLIO_DATA_DIR: args['data-dir'],
-  FOLIO_OCR: 'off',
-  OPENAI_API_KEY: 'bench',
-  OPENAI_BASE_URL: embedder.baseUrl,
-  FOLIO_EMBEDDING_MODEL: 'bench',
-  DATABASE_URL: args['database-url']!,
-};
+const env = serverEnv(args['data-dir'], args['database-url']!, embedder);
 const child = spawnServe({ command: path.join(tree.root, 'bin/folio'), args: ['serve'] }, port, env, null);
 child.stdout!.resume();
 child.stderr!.resume();
