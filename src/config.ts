@@ -17,6 +17,8 @@ export interface Config {
   databaseUrl: string | null;
   /** The embedded engine's page cache (PostgreSQL shared_buffers) in MiB (FOLIO_EMBEDDED_CACHE_MB). */
   embeddedCacheMb: number;
+  /** The embedded engine's write-ahead log between checkpoints (PostgreSQL max_wal_size) in MiB (FOLIO_EMBEDDED_WAL_MB). */
+  embeddedWalMb: number;
   redisUrl: string | null;
   apiKeys: BootstrapKey[];
   /** Requests per minute per key; 0 disables the limit. */
@@ -76,6 +78,9 @@ export class ConfigError extends Error {}
 /** The embedded engine's page cache: enough for the statements a search runs, small beside the index. */
 export const DEFAULT_EMBEDDED_CACHE_MB = 32;
 
+/** PostgreSQL's own default max_wal_size: the disk a large ingestion's log may take, beside the data. */
+export const DEFAULT_EMBEDDED_WAL_MB = 1024;
+
 const SCOPES: readonly Scope[] = ['read', 'write', 'admin'];
 
 function parseInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
@@ -134,6 +139,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(nonEmpty(env.FOLIO_DATA_DIR) ?? './data'),
     databaseUrl: nonEmpty(env.DATABASE_URL),
     embeddedCacheMb: parseInteger(env, 'FOLIO_EMBEDDED_CACHE_MB', DEFAULT_EMBEDDED_CACHE_MB, 8),
+    // PostgreSQL refuses less than two 16 MiB segments.
+    embeddedWalMb: parseInteger(env, 'FOLIO_EMBEDDED_WAL_MB', DEFAULT_EMBEDDED_WAL_MB, 32),
     redisUrl: nonEmpty(env.REDIS_URL),
     metricsToken: nonEmpty(env.FOLIO_METRICS_TOKEN),
     apiKeys: parseApiKeys(env.FOLIO_API_KEYS),

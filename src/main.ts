@@ -20,7 +20,7 @@ const USAGE = `Usage:
   folio --version                  print the version`;
 
 async function open(config: Config): Promise<Store> {
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, cacheMb: config.embeddedCacheMb });
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, cacheMb: config.embeddedCacheMb, walMb: config.embeddedWalMb });
   await migrateToLatest(store.db);
   return store;
 }
@@ -113,7 +113,7 @@ async function main(argv: string[]): Promise<void> {
     case 'worker':
       return serve(config, 'worker');
     case 'migrate': {
-      const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, cacheMb: config.embeddedCacheMb });
+      const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, cacheMb: config.embeddedCacheMb, walMb: config.embeddedWalMb });
       try {
         const applied = await migrateToLatest(store.db);
         console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');

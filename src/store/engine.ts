@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Kysely, Migrator, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import { DEFAULT_EMBEDDED_CACHE_MB } from '../config.js';
+import { DEFAULT_EMBEDDED_CACHE_MB, DEFAULT_EMBEDDED_WAL_MB } from '../config.js';
 import type { EmbeddedDocument } from './embedded-batch.js';
 import type { Database } from './schema.js';
 import { raisingStoreErrors, translatingPool } from './errors.js';
@@ -104,6 +104,11 @@ export interface StoreOptions {
    * memory, which never shrinks; PostgreSQL's default of 128 MiB outweighs a small index.
    */
   cacheMb?: number;
+  /**
+   * Embedded engine: PostgreSQL's max_wal_size in MiB. PGlite has no checkpointer process: its
+   * thread checkpoints when the log since the last checkpoint nears this (pglite-thread.ts).
+   */
+  walMb?: number;
 }
 
 
@@ -245,7 +250,11 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
       // Start parameters, not postgresqlconf, which would replace the file initdb wrote. A new
       // 16 MB WAL segment is not filled with zeros first: under a stream of ingests PostgreSQL
       // starts one every second or so, and writing the zeros took about a tenth of this thread.
-      settings: [`shared_buffers=${options.cacheMb ?? DEFAULT_EMBEDDED_CACHE_MB}MB`, 'wal_init_zero=off'],
+      settings: [
+        `shared_buffers=${options.cacheMb ?? DEFAULT_EMBEDDED_CACHE_MB}MB`,
+        `max_wal_size=${options.walMb ?? DEFAULT_EMBEDDED_WAL_MB}MB`,
+        'wal_init_zero=off',
+      ],
       snapshot: options.snapshot ?? null,
     });
     // PGlite is one session: a second pooled connection would wait forever.

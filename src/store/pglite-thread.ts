@@ -107,6 +107,45 @@ const readParsed = new Set<string>();
 let lastRead = FIRST_BLOCK;
 let scheduled = false;
 
+// PostgreSQL's checkpointer process bounds the write-ahead log on a server; PGlite runs none, so
+// without this its log grew by every byte written until the next clean stop (15 GB during a
+// million-page ingestion, as much as the tables), and a start after a crash replayed all of it.
+// The thread checkpoints as the checkpointer would: when the log since the last checkpoint
+// reaches max_wal_size / (1 + checkpoint_completion_target), or checkpoint_timeout has passed
+// since a checkpoint that more than a segment has followed. Later segments reuse the old files.
+/** How often, at most, the log's length is read after writes. */
+const CHECKPOINT_CHECK_MS = 1000;
+let lastCheckpointCheck = 0;
+let checkpointCheckQueued = false;
+
+/** After a request that may have written: queues a look at the log, at most once a CHECKPOINT_CHECK_MS. */
+function checkpointSoon(): void {
+  const now = Date.now();
+  if (checkpointCheckQueued || now - lastCheckpointCheck < CHECKPOINT_CHECK_MS) return;
+  lastCheckpointCheck = now;
+  checkpointCheckQueued = true;
+  queue = queue.then(async () => {
+    checkpointCheckQueued = false;
+    // Only between transactions: a checkpoint inside one node-postgres has open would be its statement.
+    if (status !== 'I') return;
+    try {
+      const [result] = await pglite.exec(CHECKPOINT_DUE);
+      if ((result.rows[0] as { due: boolean }).due) await pglite.exec('CHECKPOINT');
+    } catch {
+      // Tried again after the next write; the log meanwhile grows as it did before.
+    }
+    scheduleWaiting();
+  });
+}
+
+const CHECKPOINT_DUE = `
+  SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn) >=
+      pg_size_bytes(current_setting('max_wal_size')) / (1 + current_setting('checkpoint_completion_target')::float8)
+    OR (now() - checkpoint_time >= current_setting('checkpoint_timeout')::interval
+      AND pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn) > pg_size_bytes(current_setting('wal_segment_size')))
+    AS due
+  FROM pg_control_checkpoint()`;
+
 function scheduleWaiting(): void {
   if (scheduled || (waiting.length === 0 && reads.length === 0) || status !== 'I') return;
   scheduled = true;
@@ -207,6 +246,7 @@ async function writeWaiting(): Promise<void> {
   } catch (error) {
     for (const request of requests) reply({ type: 'error', id: request.id, error: failure(error) });
   }
+  checkpointSoon();
   scheduleWaiting();
 }
 
@@ -234,6 +274,7 @@ port.on('message', (request: ThreadRequest) => {
     } catch (error) {
       reply({ type: 'error', id: request.id, error: failure(error) });
     }
+    checkpointSoon();
     scheduleWaiting();
   });
 });

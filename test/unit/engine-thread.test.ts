@@ -2,6 +2,7 @@
 // to it: what a caller sees must be what a server connection gives (results, errors with
 // their codes, transactions), and the thread must not outlive or hang its store.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -99,6 +100,37 @@ describe('the embedded engine on its own thread', () => {
         await reopened.close();
       }
     } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('checkpoints as it writes, so its write-ahead log stays near max_wal_size', async () => {
+    const dir = await migratedDataDir('folio-wal-');
+    // PostgreSQL's least max_wal_size: a checkpoint is due after about 17 MB of log.
+    const walStore = await openStore({ databaseUrl: null, dataDir: dir, walMb: 32 });
+    try {
+      const walBytes = () =>
+        fs.readdirSync(path.join(dir, 'pgdata/pg_wal')).reduce((sum, name) => (/^[0-9A-F]{24}$/.test(name) ? sum + fs.statSync(path.join(dir, 'pgdata/pg_wal', name)).size : sum), 0);
+      const redo = async () => (await sql<{ redo: string }>`SELECT redo_lsn::text AS redo FROM pg_control_checkpoint()`.execute(walStore.db)).rows[0].redo;
+      await sql`CREATE TABLE blobs (b bytea)`.execute(walStore.db);
+      await sql`ALTER TABLE blobs ALTER COLUMN b SET STORAGE EXTERNAL`.execute(walStore.db);
+      const redos = [await redo()];
+      for (let round = 0; round < 2; round++) {
+        // 40 MB of random bytes, which nothing compresses; then, past the thread's interval
+        // between looks at the log, one more write after which it looks.
+        for (let i = 0; i < 10; i++) {
+          await sql`INSERT INTO blobs VALUES (${randomBytes(4 * 1024 * 1024)})`.execute(walStore.db);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1100));
+        await sql`INSERT INTO blobs VALUES ('\\x00')`.execute(walStore.db);
+        redos.push(await redo());
+      }
+      // A checkpoint after each round (each a new redo position), and 80 MB written into a log
+      // that reused its files (32 MB): without checkpoints it held all of it.
+      expect(new Set(redos).size).toBe(redos.length);
+      expect(walBytes()).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      await walStore.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
