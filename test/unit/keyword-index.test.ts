@@ -2,8 +2,9 @@
 // text form gives the lexemes and position counts that unnest(tsv) gives, and ranks follow
 // the formula of docs/internals/search.md, whatever pages come and go.
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KeywordIndex, priorIdf, RANK, rankOfShare, type QueryTerm } from '../../src/search/keyword-index.js';
+import { PostingLists } from '../../src/search/posting-lists.js';
 import { keywordScore } from '../../src/search/scores.js';
 import { missingWordCount } from '../../src/text/word-weight.js';
 import { parseTsvector, type TermCount } from '../../src/search/tsvector.js';
@@ -341,6 +342,88 @@ describe('KeywordIndex', () => {
     // The scratch is clean after best(): a rank() that follows is as before.
     expect(ranked(index.rank(query, null))).toEqual(before);
     expect(index.best([], 10, null).slots.length).toBe(0);
+  });
+
+  it('gives the same best hits with the same ranks when it reads only part of common lexemes\' lists, through appends and compaction', () => {
+    // Lexemes of three frequencies as in prose: five common (in 50-90% of pages), a hundred of a
+    // few percent, a thousand rare; pages of different lengths (their norms) and term frequencies.
+    let seed = 11;
+    const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const pageOf = (slot: number, extra: TermCount[] = []): TermCount[] => {
+      const terms: TermCount[] = [];
+      for (let c = 0; c < 5; c++) if (random(10) < 5 + c) terms.push({ lexeme: `c${c}`, tf: 1 + random(3) });
+      for (let m = 0; m < 100; m++) if (random(100) < 3) terms.push({ lexeme: `m${m}`, tf: 1 + random(2) });
+      for (let r = 0; r < 3; r++) terms.push({ lexeme: `r${random(1000)}`, tf: 1 + random(4) });
+      for (let f = random(60); f > 0; f--) terms.push({ lexeme: `f${slot}x${f}`, tf: 1 });
+      return [...new Map([...terms, ...extra].map((t) => [t.lexeme, t])).values()];
+    };
+    const index = new KeywordIndex();
+    let slots = 0;
+    for (; slots < 24_000; slots++) index.add(slots, pageOf(slots));
+    for (let slot = 0; slot < slots; slot += 13) index.remove(slot);
+    const ranked = (hits: { slots: Int32Array; ranks: Float64Array }) =>
+      Array.from(hits.slots, (slot, i) => ({ slot, r: hits.ranks[i] })).sort((a, b) => b.r - a.r || a.slot - b.slot);
+    const pruned = vi.spyOn(PostingLists.prototype, 'accumulateOnly');
+    const check = () => {
+      for (let q = 0; q < 15; q++) {
+        // Two or three rare or middling lexemes (high weights) beside one of the commonest (a low
+        // weight), in any order.
+        const query: QueryTerm[] = [{ lexeme: `c${3 + random(2)}`, weight: 0.5 + random(300) / 100 }];
+        for (let r = random(2) + 2; r > 0; r--) query.push(random(2) ? { lexeme: `r${random(1000)}`, weight: 6 + random(4) } : { lexeme: `m${random(100)}`, weight: 3 + random(3) });
+        query.sort(() => random(3) - 1);
+        const terms = [...new Map(query.map((t) => [t.lexeme, t])).values()];
+        for (const accepts of [null, (slot: number) => slot % 3 !== 0]) {
+          for (const k of [1, 50]) {
+            const all = ranked(index.rank(terms, accepts));
+            const best = ranked(index.best(terms, k, accepts));
+            expect(best.slice(0, k)).toEqual(all.slice(0, k));
+            const kth = all[Math.min(k, all.length) - 1].r;
+            expect(best.length).toBe(all.filter((h) => h.r >= kth).length);
+          }
+        }
+      }
+    };
+    check();
+    // Appends after the lists' bounds were read raise them where a page needs it.
+    for (const end = slots + 3000; slots < end; slots++) index.add(slots, pageOf(slots, [{ lexeme: 'c4', tf: 256 }]));
+    check();
+    const remap = new Int32Array(slots).fill(-1);
+    let next = 0;
+    for (let slot = 0; slot < slots; slot++) if (slot % 13 !== 0) remap[slot] = next++;
+    index.compact(remap, next);
+    check();
+    // The lists were read in part, not only in full.
+    expect(pruned).toHaveBeenCalled();
+    pruned.mockRestore();
+  });
+
+  it('leaves unread no list whose pages added since it was last read could rank among the best', () => {
+    const index = new KeywordIndex();
+    const filler = (slot: number) => Array.from({ length: 30 }, (_, f) => ({ lexeme: `f${slot}x${f}`, tf: 1 }));
+    let slots = 0;
+    for (; slots < 25_000; slots++) index.add(slots, [slots % 125 === 0 ? { lexeme: 'rare', tf: 4 } : { lexeme: 'common', tf: 1 }, ...filler(slots)]);
+    const query: QueryTerm[] = [
+      { lexeme: 'rare', weight: 1 },
+      { lexeme: 'common', weight: 1.2 },
+    ];
+    const top = (hits: { slots: Int32Array; ranks: Float64Array }) =>
+      Array.from(hits.slots, (slot, i) => ({ slot, r: hits.ranks[i] }))
+        .sort((a, b) => b.r - a.r || a.slot - b.slot)
+        .slice(0, 10);
+    const pruned = vi.spyOn(PostingLists.prototype, 'accumulateOnly');
+    // Read once: 'common' holds one occurrence a page, so it may add little, and its list is left unread.
+    expect(top(index.best(query, 10, null))).toEqual(top(index.rank(query, null)));
+    expect(pruned).toHaveBeenCalled();
+    // Pages that repeat it outrank every page with 'rare'.
+    const added: number[] = [];
+    for (const end = slots + 10; slots < end; slots++) {
+      index.add(slots, [{ lexeme: 'common', tf: 256 }, ...filler(slots)]);
+      added.push(slots);
+    }
+    const best = top(index.best(query, 10, null));
+    expect(best).toEqual(top(index.rank(query, null)));
+    expect(best.map((h) => h.slot).sort((a, b) => a - b)).toEqual(added);
+    pruned.mockRestore();
   });
 
   it('keeps every posting through lists moving, the arena packed and trimmed, and compaction', () => {
