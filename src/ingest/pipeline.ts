@@ -14,7 +14,6 @@ import { TaskError } from '../errors.js';
 import { DocumentFormatSchema, OCR_OFF_HINT, fetchSource, parseSource, readStoredFile, type ParsedDocument, type SourceDeps } from '../sources/index.js';
 import { bindTask, defineTask, type BoundTask, type TaskContext } from '../tasks/registry.js';
 import { throttledProgress, type ProgressReporter } from '../tasks/worker.js';
-import { segmentPage } from '../text/segmentation.js';
 
 export interface IngestDeps extends SourceDeps {
   db: Kysely<Database>;
@@ -100,7 +99,8 @@ async function processFile(
   if (pages.every((p) => p.trim() === '')) throw new TaskError(`No text could be extracted from ${name}`);
   await report(40, `Parsed ${pages.length} page${pages.length === 1 ? '' : 's'}`, true);
 
-  const segmented = await mapInSlices(pages, segmentPage);
+  // Split by the parser's thread.
+  const segmented = parsed.paragraphs;
   await report(45, `Segmented ${pages.length} page${pages.length === 1 ? '' : 's'} into paragraphs and sentences`, true);
 
   const vectors = await embedPages(deps, ctx, pages, report);

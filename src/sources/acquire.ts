@@ -12,7 +12,7 @@ import {
   detectFormat,
   resolveFormat,
   type DocumentFormat,
-  type ParsedDocument,
+  type SegmentedDocument,
   type ParserPool,
 } from './parsers/index.js';
 import { FetchError, fetchUrl } from './url-fetch.js';
@@ -98,7 +98,7 @@ export async function parseSource(
   file: SourceFile,
   name: string,
   progress: { report: ReportProgress; from: number; to: number },
-): Promise<ParsedDocument> {
+): Promise<SegmentedDocument> {
   const mismatch = declaredFormatMismatch(bytes, file.fileName, file.contentType);
   if (mismatch) throw new TaskError(`${name} is ${mismatch.reason}`);
   const format = file.format ?? detectFormat(bytes, file.fileName, file.contentType);

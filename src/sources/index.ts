@@ -4,5 +4,5 @@
 
 export { checkUrl, storeUpload, uploadFormat, type StoredUpload, type UploadDeps } from './accept.js';
 export { DocumentFormatSchema, fetchSource, parseSource, readStoredFile, urlFileName, type FetchedFile, type ReportProgress, type SourceDeps, type SourceFile } from './acquire.js';
-export { OCR_OFF_HINT, ParserPool, type DocumentFormat, type ParsedDocument } from './parsers/index.js';
+export { OCR_OFF_HINT, ParserPool, type DocumentFormat, type ParsedDocument, type SegmentedDocument } from './parsers/index.js';
 export { postGuarded, refusalOf, type PostOptions } from './url-post.js';

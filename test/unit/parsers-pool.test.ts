@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ParseError, ParserPool } from '../../src/sources/parsers/index.js';
+import { segmentPage } from '../../src/text/segmentation.js';
 import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';
 import { docx, para } from '../helpers/documents.js';
 
@@ -24,10 +25,20 @@ describe('ParserPool', () => {
   const pool = new ParserPool({ threads: 2 });
   afterAll(() => pool.close());
 
-  it('parses on a worker and reports progress from it', async () => {
+  it('parses on a worker, which splits the pages into paragraphs and sentences, and reports progress from it', async () => {
     const progress: [number, number][] = [];
     const doc = await pool.parse(utf8('# Title\n\nSome text.'), 'markdown', (done, total) => progress.push([done, total]));
-    expect(doc).toEqual({ format: 'markdown', pages: ['# Title\n\nSome text.'], title: 'Title' });
+    expect(doc).toEqual({
+      format: 'markdown',
+      pages: ['# Title\n\nSome text.'],
+      title: 'Title',
+      paragraphs: [
+        [
+          { content: '# Title', sentences: ['# Title'] },
+          { content: 'Some text.', sentences: ['Some text.'] },
+        ],
+      ],
+    });
     expect(progress).toEqual([[1, 1]]);
   });
 
@@ -39,6 +50,8 @@ describe('ParserPool', () => {
       progress.push(done);
     });
     expect(doc.pages.length).toBe(14);
+    // As this thread splits them.
+    expect(doc.paragraphs).toEqual(doc.pages.map(segmentPage));
     expect(progress).toEqual(Array.from({ length: 14 }, (_, i) => i + 1));
     expect(bytes.length).toBeGreaterThan(0); // not detached by the transfer to the worker
     expect(Buffer.from(bytes.subarray(0, 5)).toString()).toBe('%PDF-');

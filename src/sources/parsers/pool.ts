@@ -15,7 +15,7 @@ import { startWorker } from '../../worker-entry.js';
 import { OcrEngine } from '../ocr/engine.js';
 import { languageData, parseLanguages } from '../ocr/languages.js';
 import type { OcrResult, RecognizeOptions } from '../ocr/types.js';
-import { ParseError, type DocumentFormat, type ParsedDocument, type ProgressCallback } from './types.js';
+import { ParseError, type DocumentFormat, type ProgressCallback, type SegmentedDocument } from './types.js';
 
 export interface ParserPoolOptions {
   /** Worker threads (default: one per spare core, 1 to 2). */
@@ -82,7 +82,7 @@ export type WorkerReply =
   | { id: number; type: 'progress'; done: number; total: number }
   | { id: number; type: 'ocr'; req: number; request: OcrRequest }
   | { id: number; type: 'ocr-page' }
-  | { id: number; type: 'done'; doc: ParsedDocument }
+  | { id: number; type: 'done'; doc: SegmentedDocument }
   | { id: number; type: 'error'; error: { parse: boolean; name: string; message: string; stack?: string } };
 
 interface Job {
@@ -90,7 +90,7 @@ interface Job {
   bytes: Uint8Array;
   format: DocumentFormat;
   onProgress?: ProgressCallback;
-  resolve: (doc: ParsedDocument) => void;
+  resolve: (doc: SegmentedDocument) => void;
   reject: (err: Error) => void;
   timer?: NodeJS.Timeout;
   /** When the parse is stopped (ms since the epoch); 0 before it starts or without a limit. */
@@ -141,8 +141,11 @@ export class ParserPool {
     this.#slots = Array.from({ length: this.threads }, () => ({ worker: null, job: null }));
   }
 
-  /** Parses on a worker; progress callbacks run on this thread. Rejects with ParseError for unreadable files. */
-  parse(bytes: Uint8Array, format: DocumentFormat, onProgress?: ProgressCallback): Promise<ParsedDocument> {
+  /**
+   * Parses on a worker, which also splits the pages into paragraphs and sentences; progress
+   * callbacks run on this thread. Rejects with ParseError for unreadable files.
+   */
+  parse(bytes: Uint8Array, format: DocumentFormat, onProgress?: ProgressCallback): Promise<SegmentedDocument> {
     if (this.#closed) return Promise.reject(new Error('ParserPool is closed'));
     return new Promise((resolve, reject) => {
       // A copy the worker can take over: the caller's buffer stays usable.
@@ -299,7 +302,7 @@ export class ParserPool {
     void worker?.terminate();
   }
 
-  #finish(slot: Slot, err: Error | null, doc?: ParsedDocument): void {
+  #finish(slot: Slot, err: Error | null, doc?: SegmentedDocument): void {
     const job = slot.job;
     if (!job) return;
     slot.job = null;

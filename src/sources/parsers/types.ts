@@ -1,5 +1,6 @@
 // The shapes shared by every parser: the formats Folio ingests, a parsed document, and the
 // error that marks a file as unreadable (its message is shown to users as is).
+import type { SegmentedParagraph } from '../../text/segmentation.js';
 
 /** 'image': PNG, JPEG, WebP or TIFF, read by OCR (one page per frame). */
 export type DocumentFormat = 'pdf' | 'docx' | 'html' | 'markdown' | 'text' | 'image';
@@ -15,6 +16,16 @@ export interface ParsedDocument {
   ocrPages?: number[];
   /** Pages (from 1) left empty because they are images and OCR is off; absent when none are. */
   unreadPages?: number[];
+}
+
+/**
+ * A parsed document with each page split into paragraphs and each paragraph into sentences
+ * (text/segmentation.ts), as the parser pool answers: the split runs on the parser's thread, at
+ * its lower priority, not on the thread that answers requests.
+ */
+export interface SegmentedDocument extends ParsedDocument {
+  /** Per page, in order, its paragraphs (segmentPage). */
+  paragraphs: SegmentedParagraph[][];
 }
 
 /** Ends the message of a file that needs OCR when OCR is off. */

@@ -5,6 +5,7 @@
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { OcrResult, OcrService, RecognizeOptions } from '../ocr/types.js';
+import { segmentPage } from '../../text/segmentation.js';
 import { parseDocument } from './parse.js';
 import { PARSERS } from './registry.js';
 import { ParseError } from './types.js';
@@ -60,7 +61,7 @@ function run(job: WorkerJob): void {
   reply({ id: job.id, type: 'start' });
   const ocr = job.ocr ? ocrProxy(job.id, job.ocr.concurrency) : null;
   parseDocument(job.bytes, job.format, (done, total) => reply({ id: job.id, type: 'progress', done, total }), { ocr }).then(
-    (doc) => reply({ id: job.id, type: 'done', doc }),
+    (doc) => reply({ id: job.id, type: 'done', doc: { ...doc, paragraphs: doc.pages.map(segmentPage) } }),
     (err: unknown) => {
       const e = err instanceof Error ? err : new Error(String(err));
       reply({
