@@ -28,7 +28,7 @@ const LIST_ITEM = /^(?:[-*+•·▪◦–:]|\d{1,3}[.)]|[a-zA-Z]\))\s+/;
 const HEADING = /^#{1,6}(?:\s|$)/;
 const FENCE = /^(?:```|~~~)/;
 // Rules (---, ===), block quotes, tables and column-aligned lines are layout, never wrapped prose.
-const LAYOUT = /^(?:[\p{P}\p{S}\s]+$|>)|[|\t]| {3}/u;
+const LAYOUT_LINE = /^(?:[\p{P}\p{S}\s]+$|>)/u;
 const SENTENCE_END = /[.!?…。！？؟।]["'’”»)\]]*$/u;
 const STARTS_LOWER = /^[\p{Ps}\p{Pi}"'*_`]*\p{Ll}/u;
 const CJK_END = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}]$/u;
@@ -37,6 +37,15 @@ const CJK_START = /^[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}]/u;
 const MAX_WRAP_WIDTH = 160;
 // Lines shorter than this are never taken for wrapped prose (lists, addresses, poems).
 const MIN_WRAPPED_LINE = 40;
+
+/**
+ * Whether a line is layout: LAYOUT_LINE, or a bar, a tab or three spaces anywhere. Those three by
+ * native searches: as alternatives of the one expression they were tried at every character of
+ * every line, a quarter of a page's segmentation.
+ */
+function isLayout(line: string): boolean {
+  return line.includes('|') || line.includes('\t') || line.includes('   ') || LAYOUT_LINE.test(line);
+}
 
 /** Paragraphs of a page, trimmed, wrapped lines joined and structural lines kept on their own. */
 export function splitParagraphs(text: string): string[] {
@@ -69,7 +78,7 @@ function classify(text: string): Line[] {
     const fence = FENCE.test(trimmed);
     const marker = LIST_ITEM.exec(trimmed)?.[0] ?? '';
     let kind: LineKind = marker ? 'list' : 'text';
-    if (inFence || fence || HEADING.test(trimmed) || LAYOUT.test(trimmed.slice(marker.length))) kind = 'structure';
+    if (inFence || fence || HEADING.test(trimmed) || isLayout(trimmed.slice(marker.length))) kind = 'structure';
     if (fence) inFence = !inFence;
     lines.push({ text: trimmed, indent, kind });
   }
