@@ -321,26 +321,25 @@ export class KeywordIndex {
     const arrays = { gain, norms: this.norms, live: this.live, acc, touched: this.touched };
     let unread = bounds.reduce((sum, b) => sum + b, 0);
     let count = 0;
+    // Rounding: the bounds summed and subtracted (reach), the shares added in another order (floor).
+    let reach = Infinity;
     let floor = -Infinity;
-    let read = 0;
-    while (read < order.length - 1) {
-      const i = order[read++];
+    for (let read = 0; read < order.length - 1 && !(reach < floor); read++) {
+      const i = order[read];
       count = this.lists.accumulate(ids[i], weights[i], arrays, count);
       unread -= bounds[i];
-      floor = this.kthShare(count, k, accepts);
-      // Rounding: the bounds summed and subtracted, the shares added in another order.
-      if (unread * (1 + 1e-12) < floor * (1 - 1e-9)) break;
+      reach = unread * (1 + 1e-12);
+      floor = this.kthShare(count, k, accepts) * (1 - 1e-9);
     }
     const { touched } = this;
-    if (read === order.length - 1 && !(unread * (1 + 1e-12) < floor * (1 - 1e-9))) {
+    if (!(reach < floor)) {
       for (let t = 0; t < count; t++) acc[touched[t]] = 0;
       return null;
     }
     let kept = 0;
-    const reach = unread * (1 + 1e-12);
     for (let t = 0; t < count; t++) {
       const slot = touched[t];
-      if ((accepts === null || accepts(slot)) && acc[slot] + reach >= floor * (1 - 1e-9)) touched[kept++] = slot;
+      if ((accepts === null || accepts(slot)) && acc[slot] + reach >= floor) touched[kept++] = slot;
       acc[slot] = 0;
     }
     const candidates = touched.subarray(0, kept).sort();
