@@ -79,6 +79,16 @@ export function spawnServe(serve: ServeCommand, port: number, env: Record<string
   });
 }
 
+/** Whether `child`, serving on `port`, answered /ready within `seconds` (false once it exited). */
+export async function untilReady(port: number, child: ChildProcess, seconds = 600): Promise<boolean> {
+  for (let i = 0; i < seconds * 10; i++) {
+    if (await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)) return true;
+    if (child.exitCode !== null) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+}
+
 /** A time of performance.now() on CLOCK_MONOTONIC in microseconds, the clock of V8's CPU profiles. */
 export function monotonicMicros(at: number): number {
   return Math.round(Number(process.hrtime.bigint() / 1000n) - (performance.now() - at) * 1000);

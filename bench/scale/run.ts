@@ -8,7 +8,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { freePort, freshSchema, percentile, POSTGRES_URL, residentMb } from '../lib/serve.js';
-import { buildTree, monotonicMicros, spawnServe, type ServeCommand } from '../lib/tree.js';
+import { buildTree, monotonicMicros, spawnServe, untilReady, type ServeCommand } from '../lib/tree.js';
 import { Corpus } from '../search/corpus.js';
 import { CATEGORIES, searchModes } from './modes.js';
 import { serverEnv, startQueryEmbedder } from './query-embedder.js';
@@ -96,11 +96,7 @@ async function start(serve: ServeCommand, store: Store): Promise<Running> {
     child.kill(signal);
     await exited;
   };
-  for (let i = 0; i < 6000; i++) {
-    if (await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)) return { port, child, stop };
-    if (child.exitCode !== null) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  if (await untilReady(port, child)) return { port, child, stop };
   await stop();
   throw new Error(`the server did not become ready:\n${output}`);
 }

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, percentile, residentMb } from '../lib/serve.js';
-import { buildTree, spawnServe } from '../lib/tree.js';
+import { buildTree, spawnServe, untilReady } from '../lib/tree.js';
 import { Corpus } from '../search/corpus.js';
 import { searchModes } from './modes.js';
 import { serverEnv, startQueryEmbedder } from './query-embedder.js';
@@ -51,10 +51,7 @@ async function search(body: string): Promise<number> {
 }
 
 try {
-  while (!(await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false))) {
-    if (child.exitCode !== null) throw new Error('the server exited before it was ready');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  if (!(await untilReady(port, child))) throw new Error('the server did not become ready');
   const first = await search(modes[0].body(vectors, 99_999));
   console.log(`${tree.label}: first search ${(first / 1000).toFixed(1)} s after the start (the index's load from its snapshot)`);
   for (let round = 1; round <= rounds; round++) {
