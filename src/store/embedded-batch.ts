@@ -1,4 +1,4 @@
-// One call of insert_embedded_documents (migration 0013) for a batch of one-page documents from
+// One call of insert_embedded_documents (migration 0017) for a batch of one-page documents from
 // precomputed embeddings: the statement and its arguments, already in the form PostgreSQL reads
 // them (array literals as text, the vectors as one binary parameter). The server engine runs it
 // through Kysely; the embedded engine's thread (pglite-thread.ts) runs it itself.
@@ -19,7 +19,7 @@ export const EMBEDDED_BATCH_SQL = `SELECT id, task_identifier FROM insert_embedd
   $1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
   $10::int[], $11::text[], $12::int[], $13::int[], $14::text[], $15::bytea,
   $16::text[], $17::int[], $18::text[], $19::text[], $20::int[], $21::text[], $22::text[], $23::text[],
-  $24::text[], $25::int[], $26::int[], $27::text[], $28::int[], $29::int[], $30::text[])`;
+  $24::text[], $25::int[], $26::int[], $27::text[], $28::int[], $29::text[])`;
 
 export type BatchArgument = string | Buffer;
 
@@ -48,10 +48,10 @@ export interface PackedBatch {
   embeddings: Uint8Array;
   /** Each item's vector offset in `embeddings` (0-based), or -1 without one. */
   embeddingAt: number[];
-  /** Each paragraph's item (0-based) and first sentence (0-based), in order. */
+  /** Each paragraph's item (0-based), in order. */
   paragraphItems: number[];
-  paragraphFirsts: number[];
-  sentences: number;
+  /** Each sentence's paragraph (0-based), in order. */
+  sentenceParagraphs: number[];
   taskIdentifiers: string[];
   workspaceIds: number[];
 }
@@ -60,26 +60,26 @@ export interface PackedBatch {
 const EMBEDDING_OFFSETS = 11;
 const EMBEDDINGS = 14;
 const PARAGRAPH_DOCS = 24;
-const PARAGRAPH_FIRSTS = 27;
+const SENTENCE_PARAGRAPHS = 27;
 
 /** Packs `items` (at least one) for `joinBatches`. */
 export function packBatch(items: readonly EmbeddedDocument[]): PackedBatch {
   const column = (value: (item: EmbeddedDocument) => string | number | null | undefined) => elements(items.map(value));
-  // A paragraph's sentences are a slice of one flat array: from `first`, `count` of them.
+  // The sentences of all paragraphs in one flat array, each with its paragraph's number.
   const sentences: string[] = [];
+  const sentenceParagraphs: number[] = [];
   const paragraphItems: number[] = [];
-  const paragraphFirsts: number[] = [];
   const paragraphIndexes: number[] = [];
   const paragraphContents: (string | null)[] = [];
-  const sentenceCounts: number[] = [];
   items.forEach((item, i) =>
     item.page.paragraphs.forEach((paragraph, index) => {
+      for (const sentence of paragraph.sentences) {
+        sentences.push(sentence);
+        sentenceParagraphs.push(paragraphItems.length);
+      }
       paragraphItems.push(i);
       paragraphIndexes.push(index);
       paragraphContents.push(storedParagraphContent(paragraph));
-      paragraphFirsts.push(sentences.length);
-      sentenceCounts.push(paragraph.sentences.length);
-      for (const sentence of paragraph.sentences) sentences.push(sentence);
     }),
   );
   // The embeddings travel as one binary parameter, each at its offset: in an array they would
@@ -123,39 +123,37 @@ export function packBatch(items: readonly EmbeddedDocument[]): PackedBatch {
       elements(paragraphIndexes),
       elements(paragraphContents),
       null,
-      elements(sentenceCounts),
       column((d) => d.page.tsv),
     ],
     embeddings,
     embeddingAt,
     paragraphItems,
-    paragraphFirsts,
-    sentences: sentences.length,
+    sentenceParagraphs,
     taskIdentifiers: items.map((item) => item.document.taskIdentifier),
     workspaceIds: items.map((item) => item.document.workspaceId),
   };
 }
 
-/** The statement's 30 arguments for the batches joined (at least one), in `EMBEDDED_BATCH_SQL`'s order. */
+/** The statement's 29 arguments for the batches joined (at least one), in `EMBEDDED_BATCH_SQL`'s order. */
 export function joinBatches(batches: readonly PackedBatch[]): BatchArgument[] {
   const embeddingAt: (number | null)[] = [];
   const paragraphDocs: number[] = [];
-  const paragraphFirsts: number[] = [];
-  let [items, bytes, sentences] = [0, 0, 0];
+  const sentenceParagraphs: number[] = [];
+  let [items, bytes, paragraphs] = [0, 0, 0];
   for (const batch of batches) {
     // 1-based in the statement, over the joined arrays and bytes.
     for (const at of batch.embeddingAt) embeddingAt.push(at < 0 ? null : bytes + at + 1);
     for (const item of batch.paragraphItems) paragraphDocs.push(items + item + 1);
-    for (const first of batch.paragraphFirsts) paragraphFirsts.push(sentences + first + 1);
+    for (const paragraph of batch.sentenceParagraphs) sentenceParagraphs.push(paragraphs + paragraph + 1);
     items += batch.taskIdentifiers.length;
     bytes += batch.embeddings.byteLength;
-    sentences += batch.sentences;
+    paragraphs += batch.paragraphItems.length;
   }
   const built = new Map<number, BatchArgument>([
     [EMBEDDING_OFFSETS, `{${elements(embeddingAt)}}`],
     [EMBEDDINGS, batches.length === 1 ? bufferOf(batches[0].embeddings) : Buffer.concat(batches.map((b) => b.embeddings))],
     [PARAGRAPH_DOCS, `{${elements(paragraphDocs)}}`],
-    [PARAGRAPH_FIRSTS, `{${elements(paragraphFirsts)}}`],
+    [SENTENCE_PARAGRAPHS, `{${elements(sentenceParagraphs)}}`],
   ]);
   return batches[0].elements.map((_, k) => {
     const argument = built.get(k);
@@ -168,7 +166,7 @@ export function joinBatches(batches: readonly PackedBatch[]): BatchArgument[] {
 
 const bufferOf = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
-/** The statement's 30 arguments for `items` (at least one), in `EMBEDDED_BATCH_SQL`'s order. */
+/** The statement's 29 arguments for `items` (at least one), in `EMBEDDED_BATCH_SQL`'s order. */
 export function embeddedBatchArguments(items: readonly EmbeddedDocument[]): BatchArgument[] {
   return joinBatches([packBatch(items)]);
 }

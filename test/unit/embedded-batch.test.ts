@@ -56,14 +56,13 @@ describe('embedded batch arguments', () => {
     expect(joinBatches(ITEMS.map((one) => packBatch([one])))).toEqual(whole);
   });
 
-  it('gives each vector its 1-based offset in the bytes and each paragraph its document and first sentence', () => {
+  it('gives each vector its 1-based offset in the bytes and each paragraph its document and each sentence its paragraph', () => {
     const args = embeddedBatchArguments(ITEMS);
     expect(args[11]).toBe('{1,17,NULL,33,49}');
     expect(args[12]).toBe('{16,16,NULL,16,16}');
     expect((args[14] as Buffer).byteLength).toBe(64);
     expect(args[24]).toBe('{1,3,3,4,5}');
-    expect(args[27]).toBe('{1,3,4,5,7}');
-    expect(args[28]).toBe('{2,1,1,2,0}');
+    expect(args[27]).toBe('{1,1,2,3,4,4}');
     expect(args[26]).toBe('{NULL,NULL,NULL,"Naïve café,\n東京 🚀",""}');
     expect(args[1]).toBe('{"doc \\"1\\" \\\\ back","doc \\"2\\" \\\\ back",NULL,"doc \\"4\\" \\\\ back","doc \\"5\\" \\\\ back"}');
   });

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openStore, type Engine, type Store } from '../../src/store/engine.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
+import { insertEmbeddedDocumentsUnwatched } from '../../src/store/document-writes.js';
 import { insertDocument, insertPages, paragraphsOfPage } from '../../src/store/documents.js';
 import { sentencesOfPages } from '../../src/store/passages.js';
 import type { Database } from '../../src/store/schema.js';
@@ -354,5 +355,46 @@ describe.each(ENGINES)('migration 0016 (paragraph content from sentences) on %s'
     await migrateTo(db, '0015_superseded_pages_index');
     expect(await stored()).toEqual([...paragraphs, ...paragraphs].map((p) => p.content));
     expect(await read(after)).toEqual(paragraphs);
+  });
+});
+
+describe.each(ENGINES)('migration 0017 (sentences by paragraph) on %s', (engine) => {
+  const unmigrated = unmigratedStores(engine, '0016_paragraph_content_from_sentences');
+
+  it("gives the batch insert each sentence's paragraph instead of slices, and puts the slices back going down", async () => {
+    const db = (await unmigrated.open()).db;
+    await migrateTo(db, '0016_paragraph_content_from_sentences');
+    const argumentsOf = async () =>
+      (
+        await sql<{ args: string }>`
+          SELECT pg_get_function_arguments(p.oid) AS args FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE n.nspname = current_schema() AND p.proname = 'insert_embedded_documents'
+        `.execute(db)
+      ).rows.map((row) => /(\w+) integer\[\], tsv_texts/.exec(row.args)?.[1] ?? row.args);
+    expect(await argumentsOf()).toEqual(['paragraph_counts']);
+
+    await migrateTo(db, '0017_sentences_by_paragraph');
+    expect(await argumentsOf()).toEqual(['sentence_paragraphs']);
+    const workspaceId = await ensureWorkspace(db, 'sentences');
+    const paragraphs = [
+      { content: 'One. Two. Three.', sentences: ['One.', 'Two.', 'Three.'] },
+      { content: '', sentences: [] },
+      { content: 'Four.', sentences: ['Four.'] },
+    ];
+    const items = [1, 2].map((n) => ({
+      document: { workspaceId, externalId: null, filePath: `e/${n}`, fileUrl: null, metadata: {}, source: 'embedding', taskIdentifier: `t-${n}` },
+      page: { pageNumber: 1, content: `page ${n}`, embedding: null, embeddingModel: null, paragraphs: paragraphs.slice(n - 1) },
+      task: { identifier: `t-${n}`, workspaceId, kind: 'IngestEmbedding', status: 'COMPLETED' as const, progress: 100, title: 't', message: 'm' },
+    }));
+    const ids = await insertEmbeddedDocumentsUnwatched(db, items);
+    const pages = await db.selectFrom('pages').select(['id', 'document_id']).where('document_id', 'in', ids!).orderBy('document_id').execute();
+    const read = async (pageId: number) => (await paragraphsOfPage(db, pageId)).map((p) => ({ content: p.content, sentences: p.sentences.map((s) => s.content) }));
+    expect(await read(pages[0].id)).toEqual(paragraphs);
+    expect(await read(pages[1].id)).toEqual(paragraphs.slice(1));
+    const sentenceIds = (await paragraphsOfPage(db, pages[0].id)).flatMap((p) => p.sentences.map((s) => s.id));
+    expect(sentenceIds).toEqual([...sentenceIds].sort((a, b) => a - b));
+
+    await migrateTo(db, '0016_paragraph_content_from_sentences');
+    expect(await argumentsOf()).toEqual(['paragraph_counts']);
   });
 });

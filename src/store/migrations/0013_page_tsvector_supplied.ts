@@ -24,6 +24,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     WHEN (NEW.content IS DISTINCT FROM OLD.content AND NEW.tsv IS NOT DISTINCT FROM OLD.tsv) EXECUTE FUNCTION pages_tsv()
   `.execute(db);
   await sql`DROP FUNCTION insert_embedded_documents`.execute(db);
+  await createFunction(db);
+}
+
+/** This migration's insert_embedded_documents (0017 replaces it, and restores it when undone). */
+export async function createFunction(db: Kysely<unknown>): Promise<void> {
   await sql`
     CREATE FUNCTION insert_embedded_documents(
       workspace_ids int[], external_ids text[], file_paths text[], file_urls text[], metadata_texts text[],
