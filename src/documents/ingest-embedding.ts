@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ValidationError } from '../errors.js';
 import { segmentPage } from '../text/segmentation.js';
-import { pageLexemesFor, pageTsvector } from '../search/page-tsvector.js';
+import { pageLexemesFor, pageTsvectorBytes } from '../search/page-tsvector.js';
 import { normalizeVector } from '../search/vectors.js';
 import { mapInSlices } from '../slices.js';
 import { insertEmbeddedDocuments, insertEmbeddedDocumentsUnwatched, type EmbeddedDocument } from '../store/document-writes.js';
@@ -249,7 +249,7 @@ export class EmbeddingIngester {
       // In slices: a batch of 128 pages in one stretch held every other request.
       const lexemeOf = await pageLexemesFor(this.db, this.engine);
       if (lexemeOf) await mapInSlices(batch, (p) => {
-          if (p.page.tsv === undefined) p.page.tsv = pageTsvector(p.page.content, lexemeOf);
+          if (p.page.tsv === undefined) p.page.tsv = pageTsvectorBytes(p.page.content, lexemeOf);
         });
       const { ids, deliveries } = await writeBatch(this.db, this.writeUnwatched, batch);
       if (deliveries > 0) this.onEvents();

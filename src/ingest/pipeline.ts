@@ -5,7 +5,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { Type, type Static } from 'typebox';
 import { EmbeddingRequestError, type EmbeddingProvider } from '../providers/embeddings/index.js';
-import { pageLexemesFor, pageTsvector } from '../search/page-tsvector.js';
+import { pageLexemesFor, pageTsvectorBytes } from '../search/page-tsvector.js';
 import { mapInSlices } from '../slices.js';
 import { insertDocument, insertPages, type NewPage } from '../store/documents.js';
 import type { Engine } from '../store/engine.js';
@@ -107,7 +107,7 @@ async function processFile(
   // On the embedded engine pages whose text page-tsvector.ts covers come with their tsvector, as
   // ingested embeddings do: the database's text parser would run on the engine's one thread.
   const lexemeOf = await pageLexemesFor(deps.db, deps.engine);
-  const tsvs = lexemeOf ? await mapInSlices(pages, (content) => pageTsvector(content, lexemeOf)) : [];
+  const tsvs = lexemeOf ? await mapInSlices(pages, (content) => pageTsvectorBytes(content, lexemeOf)) : [];
   const newPages: NewPage[] = pages.map((content, i) => ({
     pageNumber: i + 1,
     content,

@@ -105,8 +105,8 @@ export function cachedEnglishLexeme(rules: EnglishRules, capacity = 100_000): Wo
   };
 }
 
-/** The tsvector's text form (`'lexeme':1,4 ...`) for covered text, or null. */
-export function pageTsvector(text: string, lexemeOf: WordLexeme): string | null {
+/** Each lexeme's positions, in the order of their first occurrence, for covered text; or null. */
+function pagePositions(text: string, lexemeOf: WordLexeme): Map<string, number[]> | null {
   const positions = new Map<string, number[]>();
   const n = text.length;
   let position = 0;
@@ -151,10 +151,45 @@ export function pageTsvector(text: string, lexemeOf: WordLexeme): string | null 
     if (!add(run.letters ? (run.digits ? token.toLowerCase() : lexemeOf(token.toLowerCase())) : token)) return null;
     i = end;
   }
-  if (position > MAX_POSITION) return null;
+  return position > MAX_POSITION ? null : positions;
+}
+
+/** The tsvector's text form (`'lexeme':1,4 ...`) for covered text, or null. */
+export function pageTsvector(text: string, lexemeOf: WordLexeme): string | null {
+  const positions = pagePositions(text, lexemeOf);
+  if (!positions) return null;
   let out = '';
   for (const [lexeme, at] of positions) out += `${out ? ' ' : ''}'${lexeme}':${at.join(',')}`;
   return out;
+}
+
+/**
+ * The tsvector in PostgreSQL's binary form (what `tsvectorsend` writes, `tsvectorrecv` reads) for
+ * covered text, or null: the count of lexemes, then each lexeme, a NUL, its count of positions and
+ * the positions (16 bits each, weight D). The lexemes come in the order of their first position:
+ * the engine sorts them as it reads them, in C, faster than sorting them here. It reads this form
+ * several times faster than the text form, which it parses character by character, and about ten
+ * times faster than it computes to_tsvector.
+ */
+export function pageTsvectorBytes(text: string, lexemeOf: WordLexeme): Buffer | null {
+  const positions = pagePositions(text, lexemeOf);
+  if (!positions) return null;
+  let size = 4;
+  for (const [lexeme, list] of positions) size += lexeme.length + 3 + 2 * list.length;
+  const bytes = Buffer.allocUnsafe(size);
+  let at = bytes.writeInt32BE(positions.size, 0);
+  for (const [lexeme, list] of positions) {
+    // Covered lexemes are ASCII: a byte a character, without a call into the runtime for each.
+    for (let i = 0; i < lexeme.length; i++) bytes[at++] = lexeme.charCodeAt(i);
+    bytes[at++] = 0;
+    bytes[at++] = list.length >> 8;
+    bytes[at++] = list.length & 0xff;
+    for (const position of list) {
+      bytes[at++] = position >> 8;
+      bytes[at++] = position & 0xff;
+    }
+  }
+  return bytes;
 }
 
 /** Text with each construct pageTsvector covers, in the forms the parser tells apart. */

@@ -17,8 +17,8 @@ export interface NewPage {
   embedding: Float32Array | null;
   embeddingModel: string | null;
   paragraphs: NewParagraph[];
-  /** The page's tsvector in text form when computed beforehand; else the database computes it (migration 0013). */
-  tsv?: string | null;
+  /** The page's tsvector in PostgreSQL's binary form when computed beforehand (page-tsvector.ts); else the database computes it (migration 0013). */
+  tsv?: Buffer | null;
 }
 
 export interface NewDocument {

@@ -19,7 +19,7 @@ export const EMBEDDED_BATCH_SQL = `SELECT id, task_identifier FROM insert_embedd
   $1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
   $10::int[], $11::text[], $12::int[], $13::int[], $14::text[], $15::bytea,
   $16::text[], $17::int[], $18::text[], $19::text[], $20::int[], $21::text[], $22::text[], $23::text[],
-  $24::text[], $25::int[], $26::int[], $27::text[], $28::int[], $29::text[])`;
+  $24::text[], $25::int[], $26::int[], $27::text[], $28::int[], $29::tsvector[])`;
 
 export type BatchArgument = string | Buffer;
 
@@ -42,10 +42,12 @@ function elements(values: readonly (string | number | null | undefined)[]): stri
  * positions to rebase when batches are joined.
  */
 export interface PackedBatch {
-  /** Each array argument's elements in `EMBEDDED_BATCH_SQL`'s order, `null` at the four built in the join. */
+  /** Each array argument's elements in `EMBEDDED_BATCH_SQL`'s order, `null` at the five built in the join. */
   elements: (string | null)[];
   /** The vectors, one after the other. */
   embeddings: Uint8Array;
+  /** The tsvectors as elements of a binary array: each one's length and bytes, or -1 (NULL). */
+  tsvectors: Uint8Array;
   /** Each item's vector offset in `embeddings` (0-based), or -1 without one. */
   embeddingAt: number[];
   /** Each paragraph's item (0-based), in order. */
@@ -56,11 +58,39 @@ export interface PackedBatch {
   workspaceIds: number[];
 }
 
-/** The arguments' positions (0-based) that `joinBatches` builds: the vectors and the three positions. */
+/** The arguments' positions (0-based) that `joinBatches` builds: the vectors, the three positions and the tsvectors. */
 const EMBEDDING_OFFSETS = 11;
 const EMBEDDINGS = 14;
 const PARAGRAPH_DOCS = 24;
 const SENTENCE_PARAGRAPHS = 27;
+const TSVECTORS = 28;
+/** PostgreSQL's type oid of tsvector, which a binary array names for its elements. */
+const TSVECTOR_OID = 3614;
+
+/**
+ * The items' tsvectors as a binary array's elements (`joinBatches` writes the array's header), in
+ * a buffer of their own, which the embedded engine's client transfers to its thread.
+ */
+function tsvectorElements(items: readonly EmbeddedDocument[]): Uint8Array {
+  const bytes = Buffer.from(new ArrayBuffer(items.reduce((sum, { page }) => sum + 4 + (page.tsv?.byteLength ?? 0), 0)));
+  let at = 0;
+  for (const { page } of items) {
+    at = bytes.writeInt32BE(page.tsv ? page.tsv.byteLength : -1, at);
+    if (page.tsv) at += page.tsv.copy(bytes, at);
+  }
+  return new Uint8Array(bytes.buffer);
+}
+
+/** A one-dimensional binary array of tsvectors: the header, then the elements of every batch. */
+function tsvectorArray(batches: readonly PackedBatch[], count: number): Buffer {
+  const header = Buffer.allocUnsafe(20);
+  header.writeInt32BE(1, 0); // dimensions
+  header.writeInt32BE(1, 4); // may hold NULLs
+  header.writeInt32BE(TSVECTOR_OID, 8);
+  header.writeInt32BE(count, 12);
+  header.writeInt32BE(1, 16); // lower bound
+  return Buffer.concat([header, ...batches.map((b) => b.tsvectors)]);
+}
 
 /** Packs `items` (at least one) for `joinBatches`. */
 export function packBatch(items: readonly EmbeddedDocument[]): PackedBatch {
@@ -123,9 +153,10 @@ export function packBatch(items: readonly EmbeddedDocument[]): PackedBatch {
       elements(paragraphIndexes),
       elements(paragraphContents),
       null,
-      column((d) => d.page.tsv),
+      null,
     ],
     embeddings,
+    tsvectors: tsvectorElements(items),
     embeddingAt,
     paragraphItems,
     sentenceParagraphs,
@@ -154,6 +185,7 @@ export function joinBatches(batches: readonly PackedBatch[]): BatchArgument[] {
     [EMBEDDINGS, batches.length === 1 ? bufferOf(batches[0].embeddings) : Buffer.concat(batches.map((b) => b.embeddings))],
     [PARAGRAPH_DOCS, `{${elements(paragraphDocs)}}`],
     [SENTENCE_PARAGRAPHS, `{${elements(sentenceParagraphs)}}`],
+    [TSVECTORS, tsvectorArray(batches, items)],
   ]);
   return batches[0].elements.map((_, k) => {
     const argument = built.get(k);

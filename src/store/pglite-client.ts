@@ -82,7 +82,7 @@ export class EngineThread {
     }
     return this.#send(
       (id) => ({ type: 'embedded', id, batches, readBack }),
-      batches.map((batch) => batch.embeddings.buffer as ArrayBuffer),
+      batches.flatMap((batch) => [batch.embeddings.buffer as ArrayBuffer, batch.tsvectors.buffer as ArrayBuffer]),
     );
   }
 

@@ -44,8 +44,9 @@ export interface PagesTable {
   workspace_id: number;
   page_number: number;
   content: string;
-  // Written in tsvector's text form, or computed by a trigger when null (migration 0013); read as text.
-  tsv: ColumnType<string, string | null, never>;
+  // Written in tsvector's binary form (node-postgres sends a Buffer as binary), or computed by a
+  // trigger when null (migration 0013); read as text.
+  tsv: ColumnType<string, Buffer | null, never>;
   embedding: Buffer | null;
   embedding_model: string | null;
   change_seq: ColumnType<number, never, never>;

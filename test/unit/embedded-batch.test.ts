@@ -12,6 +12,7 @@ import {
   packBatch,
   type EmbeddedDocument,
 } from '../../src/store/embedded-batch.js';
+import { pageTsvectorBytes } from '../../src/search/page-tsvector.js';
 
 function item(n: number, content: string, embedding: boolean, paragraphs: string[][]): EmbeddedDocument {
   const identifier = `IngestEmbedding:${n}`;
@@ -31,7 +32,8 @@ function item(n: number, content: string, embedding: boolean, paragraphs: string
       embedding: embedding ? Float32Array.from({ length: 4 }, (_, i) => n + i / 8) : null,
       embeddingModel: 'precomputed',
       paragraphs: paragraphs.map((sentences) => ({ content: sentences.join(' '), sentences })),
-      tsv: n % 2 === 0 ? `'word':${n}` : undefined,
+      // 'word' at position n: the words before it are stop words.
+      tsv: n % 2 === 0 ? pageTsvectorBytes(`${'x '.repeat(n - 1)}word`, (word) => (word === 'word' ? word : null)) : undefined,
     },
     task: { identifier, workspaceId: 1 + (n % 2), kind: 'IngestEmbedding', status: 'COMPLETED', progress: 100, title: `Ingest ${n}`, message: 'Done' },
   };
@@ -63,6 +65,14 @@ describe('embedded batch arguments', () => {
     expect((args[14] as Buffer).byteLength).toBe(64);
     expect(args[24]).toBe('{1,3,3,4,5}');
     expect(args[27]).toBe('{1,1,2,3,4,4}');
+    // A binary array of tsvectors: its header (one dimension, NULLs, tsvector, 5 elements from 1), then each element.
+    const tsvs = args[28] as Buffer;
+    expect([0, 4, 8, 12, 16].map((at) => tsvs.readInt32BE(at))).toEqual([1, 1, 3614, 5, 1]);
+    // One lexeme, 'word', NUL-terminated, with one position.
+    const word = (n: number) => [0, 0, 0, 1, ...Buffer.from('word\0'), 0, 1, 0, n];
+    const element = (bytes: number[]) => [0, 0, 0, bytes.length, ...bytes];
+    const NULL = [255, 255, 255, 255];
+    expect([...tsvs.subarray(20)]).toEqual([...NULL, ...element(word(2)), ...NULL, ...element(word(4)), ...NULL]);
     expect(args[26]).toBe('{NULL,NULL,NULL,"Naïve café,\n東京 🚀",""}');
     expect(args[1]).toBe('{"doc \\"1\\" \\\\ back","doc \\"2\\" \\\\ back",NULL,"doc \\"4\\" \\\\ back","doc \\"5\\" \\\\ back"}');
   });

@@ -5,7 +5,11 @@
 // refused rather than guessed. One statement per engine compares all of them.
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { cachedEnglishLexeme, enginePageLexemes, pageLexemesFor, pageTsvector, PROBE_TEXT, storePageLexemes } from '../../src/search/page-tsvector.js';
+import { cachedEnglishLexeme, enginePageLexemes, pageLexemesFor, pageTsvector, pageTsvectorBytes, PROBE_TEXT, storePageLexemes } from '../../src/search/page-tsvector.js';
+import { insertEmbeddedDocumentsUnwatched } from '../../src/store/document-writes.js';
+import { insertDocument, insertPages, type NewPage } from '../../src/store/documents.js';
+import type { EmbeddedDocument } from '../../src/store/embedded-batch.js';
+import { ensureWorkspace } from '../../src/store/workspaces.js';
 import { corpusFile } from '../helpers/corpus.js';
 import { ENGINES, openTestStore, withBareEngine, type Ask } from '../helpers/stores.js';
 
@@ -80,6 +84,45 @@ async function expectAgreement(ask: Ask): Promise<void> {
 
 describe.each(ENGINES)('pageTsvector on %s', (engine) => {
   it('agrees with the engine on every text it covers', () => withBareEngine(engine, expectAgreement));
+
+  it('gives, in binary form, pages written by both write paths the tsvector the engine computes', async () => {
+    const store = await openTestStore(engine);
+    try {
+      const lexemeOf = (await storePageLexemes(store.db))!;
+      const texts = [...PROSE.flatMap(pagesOf), ...generatedTexts(3_000)].filter((text) => pageTsvector(text, lexemeOf) !== null);
+      expect(texts.length).toBeGreaterThan(500);
+      const workspaceId = await ensureWorkspace(store.db, 'tsvectors');
+      const page = (content: string): NewPage => ({
+        pageNumber: 1,
+        content,
+        embedding: null,
+        embeddingModel: null,
+        paragraphs: [],
+        tsv: pageTsvectorBytes(content, lexemeOf),
+      });
+      const items: EmbeddedDocument[] = texts.map((content, n) => ({
+        document: { workspaceId, externalId: null, filePath: `e/${n}`, fileUrl: null, metadata: {}, source: 'embedding', taskIdentifier: `t-${n}` },
+        page: page(content),
+        task: { identifier: `t-${n}`, workspaceId, kind: 'IngestEmbedding', status: 'COMPLETED', progress: 100, title: 't', message: 'm' },
+      }));
+      // The service's statement for embedded documents (on the embedded engine its thread's own
+      // protocol messages), and the pages' insert of the file pipeline.
+      for (let from = 0; from < items.length; from += 128) {
+        const batch = items.slice(from, from + 128);
+        expect(await (store.writeEmbedded ?? ((b: EmbeddedDocument[]) => insertEmbeddedDocumentsUnwatched(store.db, b)))(batch)).toHaveLength(batch.length);
+      }
+      const doc = await insertDocument(store.db, { workspaceId, externalId: null, filePath: 'f', fileUrl: null, metadata: {}, source: 'upload', taskIdentifier: null });
+      await insertPages(store.db, workspaceId, doc.id, texts.slice(0, 200).map((content, i) => ({ ...page(content), pageNumber: i + 1 })));
+
+      const { rows } = await sql<{ pages: number; differing: number }>`
+        SELECT count(*)::int AS pages, count(*) FILTER (WHERE tsv::text <> to_tsvector('english', content)::text)::int AS differing
+        FROM pages WHERE workspace_id = ${workspaceId}
+      `.execute(store.db);
+      expect(rows[0]).toEqual({ pages: texts.length + 200, differing: 0 });
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 describe('pageTsvector', () => {

@@ -2,7 +2,9 @@
 // (`sentence_texts[first : first + count - 1]`). A slice of an array of texts walks the array
 // from its start, so a statement of n sentences took time in n squared: a tenth of the database's
 // work ingesting one-page documents on the server. Each sentence now comes with its paragraph's
-// number instead, and the sentences are gathered per paragraph in one pass.
+// number instead, and the sentences are gathered per paragraph in one pass. The pages' tsvectors
+// come as tsvectors (sent in binary form, page-tsvector.ts) instead of their text form, which the
+// engine parsed character by character.
 import { sql, type Kysely } from 'kysely';
 import * as m0013 from './0013_page_tsvector_supplied.js';
 
@@ -17,7 +19,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       task_ids text[], task_workspace_ids int[], kinds text[], statuses text[], progresses int[], titles text[],
       messages text[], payload_texts text[],
       sentence_texts text[], paragraph_docs int[], paragraph_indexes int[], paragraph_contents text[],
-      sentence_paragraphs int[], tsv_texts text[]
+      sentence_paragraphs int[], tsvs tsvector[]
     )
     RETURNS TABLE (id bigint, task_identifier text)
     LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
@@ -28,7 +30,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         SELECT * FROM unnest(
           workspace_ids, external_ids, file_paths, file_urls, metadata_texts, sources, task_identifiers, file_names,
           content_types, page_numbers, contents, embedding_offsets, embedding_lengths, embedding_models,
-          task_ids, task_workspace_ids, kinds, statuses, progresses, titles, messages, payload_texts, tsv_texts
+          task_ids, task_workspace_ids, kinds, statuses, progresses, titles, messages, payload_texts, tsvs
         ) WITH ORDINALITY AS i(workspace_id, external_id, file_path, file_url, metadata, source, task_identifier, file_name,
           content_type, page_number, content, embedding_at, embedding_bytes, embedding_model, task, task_workspace_id, kind,
           status, progress, title, message, payload, tsv, ord)
@@ -43,7 +45,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       ),
       new_pages AS (
         INSERT INTO pages (document_id, workspace_id, page_number, content, tsv, embedding, embedding_model)
-        SELECT d.id, i.workspace_id, i.page_number, i.content, i.tsv::tsvector,
+        SELECT d.id, i.workspace_id, i.page_number, i.content, i.tsv,
           CASE WHEN i.embedding_at IS NOT NULL THEN substring(embeddings FROM i.embedding_at FOR i.embedding_bytes) END,
           i.embedding_model
         FROM input i JOIN docs d ON d.task_identifier = i.task_identifier ORDER BY i.ord
