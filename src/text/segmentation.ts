@@ -1,6 +1,8 @@
 // Splits a page of text into paragraphs and each paragraph into sentences. Intl.Segmenter
-// finds the sentences; this module repairs its known faults (splits after abbreviations and
-// initials) and keeps it off long inputs, where it is quadratic.
+// finds the sentences (for ASCII text ascii-sentences.ts finds the same ones, faster); this module
+// repairs their known faults (splits after abbreviations and initials) and keeps them off long
+// inputs, where they are quadratic.
+import { asciiSentences, isAsciiText } from './ascii-sentences.js';
 
 export interface SegmentedParagraph {
   content: string;
@@ -132,8 +134,8 @@ function joinWith(prev: Line, next: Line, fullAt: number): string {
 // Sentences
 
 const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
-// Intl.Segmenter's cost grows with input length times sentence count, so long paragraphs are
-// fed to it in chunks of about this size.
+// Intl.Segmenter's cost grows with input length times sentence count (and asciiSentences' with
+// the length of a run of closing brackets), so long paragraphs are fed to them in chunks of about this size.
 const CHUNK = 2000;
 // Where the segmenter would break anyway: a terminal before a capitalised word, CJK terminals,
 // line breaks.
@@ -167,7 +169,7 @@ export function splitSentences(paragraph: string): string[] {
   const segments: string[] = [];
   let carry = ''; // the tail of a chunk cut mid-sentence, glued to the next chunk's first segment
   for (const [chunk, cutAtBoundary] of chunks(paragraph)) {
-    const pieces = Array.from(segmenter.segment(chunk), (piece) => piece.segment);
+    const pieces = isAsciiText(chunk) ? asciiSentences(chunk) : Array.from(segmenter.segment(chunk), (piece) => piece.segment);
     pieces[0] = carry + pieces[0];
     carry = cutAtBoundary ? '' : (pieces.pop() ?? '');
     segments.push(...pieces);
