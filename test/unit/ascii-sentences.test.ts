@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { asciiSentences, isAsciiText } from '../../src/text/ascii-sentences.js';
 import { corpusFile } from '../helpers/corpus.js';
+import { seededRandom } from '../helpers/random.js';
 
 const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 const icu = (text: string) => Array.from(segmenter.segment(text), (piece) => piece.segment);
@@ -15,16 +16,6 @@ const PIECES = [
   'e.g.', 'Mr.', 'U.S.', 'etc.', 'a.b.c', '."', '.)', '!"', '?)', '. ', '.\n',
 ];
 
-/** A seeded generator, so a failure names a text that can be run again. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function expectSameSegments(texts: string[]): void {
   const differing = texts.filter((text) => JSON.stringify(asciiSentences(text)) !== JSON.stringify(icu(text)));
   const shown = differing.slice(0, 5).map((text) => `${JSON.stringify(text)}\n  mine: ${JSON.stringify(asciiSentences(text))}\n  ICU:  ${JSON.stringify(icu(text))}`);
@@ -33,7 +24,7 @@ function expectSameSegments(texts: string[]): void {
 
 describe('asciiSentences', () => {
   it('splits generated text where Intl.Segmenter does', () => {
-    const next = random(29);
+    const next = seededRandom(29);
     const texts = Array.from({ length: 60_000 }, () => {
       let text = '';
       for (let k = 1 + Math.floor(next() * 30); k > 0; k--) text += PIECES[Math.floor(next() * PIECES.length)];

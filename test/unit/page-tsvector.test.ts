@@ -11,6 +11,7 @@ import { insertDocument, insertPages, type NewPage } from '../../src/store/docum
 import type { EmbeddedDocument } from '../../src/store/embedded-batch.js';
 import { ensureWorkspace } from '../../src/store/workspaces.js';
 import { corpusFile } from '../helpers/corpus.js';
+import { seededRandom } from '../helpers/random.js';
 import { ENGINES, openTestStore, withBareEngine, type Ask } from '../helpers/stores.js';
 
 const PROSE = ['txt/alice-in-wonderland.txt', 'txt/pride-and-prejudice.txt', 'txt/terrier-document.txt'];
@@ -37,18 +38,8 @@ const SEPARATORS = [
   '.', '. ', '..', '...', '.)', '."', '._', '-', '--', ' - ', '-\n', '_', '’', '“', '”', '•', '–', '—', '…',
 ];
 
-/** A seeded generator, so a failure names a text that can be run again. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function generatedTexts(count: number): string[] {
-  const next = random(12);
+  const next = seededRandom(12);
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)];
   return Array.from({ length: count }, () => {
     let text = '';
