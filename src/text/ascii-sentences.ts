@@ -47,21 +47,21 @@ export function isAsciiText(text: string): boolean {
   return !NON_ASCII.test(text);
 }
 
+/** Classes that end SB8's look-ahead: Upper, Lower, ParaSep or SATerm (OLetter has no ASCII member). */
+const endsLookAhead = (k: number) => k === UPPER || k === LOWER || isParaSep(k) || isSATerm(k);
+
 /**
  * Whether the rules break before text[i] (0 < i < length), where text[..i) ends with a terminal
- * of class `term`, then closing brackets and quotes, then spaces if `spaces` (SB6-SB11).
+ * of class `term`, then closing brackets and quotes, then spaces if `spaces` (SB6-SB11);
+ * `ahead` is the class of the first character from i on that ends SB8's look-ahead (OTHER: none).
  */
-function breaksAfterTerminal(k: Uint8Array, i: number, term: number, spaces: boolean): boolean {
+function breaksAfterTerminal(k: Uint8Array, i: number, term: number, spaces: boolean, ahead: number): boolean {
   const before = k[i - 1];
   const after = k[i];
   if (before === ATERM && after === NUMERIC) return false; // SB6
   if (before === ATERM && i >= 2 && (k[i - 2] === UPPER || k[i - 2] === LOWER) && after === UPPER) return false; // SB7
-  if (term === ATERM) {
-    // SB8: ATerm Close* Sp* x (not OLetter, Upper, Lower, ParaSep or SATerm)* Lower
-    let m = i;
-    while (m < k.length && k[m] !== UPPER && k[m] !== LOWER && !isParaSep(k[m]) && !isSATerm(k[m])) m++;
-    if (m < k.length && k[m] === LOWER) return false;
-  }
+  // SB8: ATerm Close* Sp* x (not OLetter, Upper, Lower, ParaSep or SATerm)* Lower
+  if (term === ATERM && ahead === LOWER) return false;
   if (after === SCONTINUE || isSATerm(after)) return false; // SB8a
   if (!spaces && (after === CLOSE || after === SP || isParaSep(after))) return false; // SB9
   if (after === SP || isParaSep(after)) return false; // SB10
@@ -77,6 +77,10 @@ export function asciiSentences(text: string): string[] {
   // What the text before i ends with: a terminal (its class, 0 for none), closing marks, spaces.
   let term = 0;
   let spaces = false;
+  // Where SB8's look-ahead from the last position that needed it stopped (every position up to it
+  // stops there too, so the text is read ahead once), and the class found there.
+  let stop = 0;
+  let ahead = OTHER;
   for (let i = 1; i < text.length; i++) {
     const before = k[i - 1];
     if (isSATerm(before)) {
@@ -90,7 +94,14 @@ export function asciiSentences(text: string): string[] {
     let breaks: boolean;
     if (before === CR && k[i] === LF) breaks = false; // SB3
     else if (isParaSep(before)) breaks = true; // SB4
-    else breaks = term !== 0 && breaksAfterTerminal(k, i, term, spaces); // else SB998
+    else if (term === 0) breaks = false; // SB998
+    else {
+      if (term === ATERM && i > stop) {
+        for (stop = i; stop < k.length && !endsLookAhead(k[stop]); stop++);
+        ahead = stop < k.length ? k[stop] : OTHER;
+      }
+      breaks = breaksAfterTerminal(k, i, term, spaces, ahead);
+    }
     if (breaks) {
       segments.push(text.slice(start, i));
       start = i;

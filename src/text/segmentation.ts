@@ -1,7 +1,7 @@
 // Splits a page of text into paragraphs and each paragraph into sentences. Intl.Segmenter
 // finds the sentences (for ASCII text ascii-sentences.ts finds the same ones, faster); this module
-// repairs their known faults (splits after abbreviations and initials) and keeps them off long
-// inputs, where they are quadratic.
+// repairs their known faults (splits after abbreviations and initials) and keeps the segmenter off
+// long inputs, where it is quadratic.
 import { asciiSentences, isAsciiText } from './ascii-sentences.js';
 
 export interface SegmentedParagraph {
@@ -134,8 +134,8 @@ function joinWith(prev: Line, next: Line, fullAt: number): string {
 // Sentences
 
 const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
-// Intl.Segmenter's cost grows with input length times sentence count (and asciiSentences' with
-// the length of a run of closing brackets), so long paragraphs are fed to them in chunks of about this size.
+// Intl.Segmenter's cost grows with input length times sentence count, so long paragraphs are
+// fed to it in chunks of about this size.
 const CHUNK = 2000;
 // Where the segmenter would break anyway: a terminal before a capitalised word, CJK terminals,
 // line breaks.
