@@ -764,8 +764,8 @@ export class PageIndex {
           // A held page inserted after its deletion was embedded again (store/reembedding.ts): read anew.
           if (!ws.slotOf.has(change.pageId) || deleted.has(change.pageId)) inserted.add(change.pageId);
         } else if (!inserted.delete(change.pageId) && ws.slotOf.has(change.pageId)) {
-          // Only pages held: a deletion seen again (a transaction still running elsewhere holds
-          // the feed's horizon back) would otherwise take the write gate for nothing, and wait
+          // Only pages held: a deletion of one the index never held (deleted between a load's
+          // position and its batch) would otherwise take the write gate for nothing, and wait
           // for every search in flight.
           deleted.add(change.pageId);
         }

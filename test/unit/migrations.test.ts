@@ -399,3 +399,26 @@ describe.each(ENGINES)('migration 0017 (sentences by paragraph) on %s', (engine)
     expect(await argumentsOf()).toEqual(['paragraph_counts']);
   });
 });
+
+describe.each(ENGINES)('migration 0018 (page changes once) on %s', (engine) => {
+  const unmigrated = unmigratedStores(engine, '0017_sentences_by_paragraph');
+
+  it('leaves out of the catch-up the changes its last snapshot saw, and reads them all again going down', async () => {
+    const db = (await unmigrated.open()).db;
+    await migrateTo(db, '0017_sentences_by_paragraph');
+    const workspaceId = await ensureWorkspace(db, 'changes');
+    const doc = await insertDocument(db, { workspaceId, externalId: null, filePath: 'a', fileUrl: null, metadata: {}, source: 'test', taskIdentifier: null });
+    const [pageId] = await insertPages(db, workspaceId, doc.id, [{ pageNumber: 1, content: 'a page', embedding: null, embeddingModel: null, paragraphs: [] }]);
+    // A snapshot that saw the insert, read from a window that starts before it; then a
+    // transaction commits, so that the read's snapshot is not that one.
+    const seen = (await sql<{ snapshot: string }>`SELECT pg_current_snapshot()::text AS snapshot`.execute(db)).rows[0].snapshot;
+    await sql`SELECT pg_current_xact_id()`.execute(db);
+    const changed = async () =>
+      (await sql<{ page_id: string | null }>`SELECT page_id FROM page_changes_since(${workspaceId}, '1'::xid8, ${seen})`.execute(db)).rows.map((r) => (r.page_id === null ? null : Number(r.page_id)));
+    expect(await changed()).toEqual([pageId]);
+    await migrateTo(db, '0018_page_changes_once');
+    expect(await changed()).toEqual([null]);
+    await migrateTo(db, '0017_sentences_by_paragraph');
+    expect(await changed()).toEqual([pageId]);
+  });
+});

@@ -17,6 +17,7 @@ import * as m0014 from './0014_listing_indexes.js';
 import * as m0015 from './0015_superseded_pages_index.js';
 import * as m0016 from './0016_paragraph_content_from_sentences.js';
 import * as m0017 from './0017_sentences_by_paragraph.js';
+import * as m0018 from './0018_page_changes_once.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '0015_superseded_pages_index': m0015,
   '0016_paragraph_content_from_sentences': m0016,
   '0017_sentences_by_paragraph': m0017,
+  '0018_page_changes_once': m0018,
 };
 
 export const migrationProvider: MigrationProvider = {
