@@ -58,6 +58,9 @@ function embeddingFailure(error: unknown): TaskError {
   return new TaskError('The embedding provider failed unexpectedly', true);
 }
 
+/** An empty page has no direction: it stays out of the vector index. */
+const nonZero = (vector: Float32Array): Float32Array | null => (vector.some((x) => x !== 0) ? vector : null);
+
 async function embedPages(deps: IngestDeps, ctx: TaskContext, pages: string[], report: ProgressReporter): Promise<(Float32Array | null)[]> {
   const vectors: (Float32Array | null)[] = [];
   for (let i = 0; i < pages.length; i += EMBED_BATCH) {
@@ -73,8 +76,7 @@ async function embedPages(deps: IngestDeps, ctx: TaskContext, pages: string[], r
       if (ctx.signal.aborted) throw ctx.signal.reason;
       throw embeddingFailure(error);
     }
-    // An empty page has no direction; it stays out of the vector index.
-    for (const v of embedded) vectors.push(v.some((x) => x !== 0) ? v : null);
+    for (const v of embedded) vectors.push(nonZero(v));
     const done = Math.min(i + EMBED_BATCH, pages.length);
     await report(45 + (45 * done) / pages.length, `Embedding page ${done} of ${pages.length}`, done === pages.length);
     // The offline embedder computes on this thread and resolves at once: without a turn
@@ -93,7 +95,9 @@ async function processFile(
   const name = file.fileName ?? 'the file';
   const report = throttledProgress(ctx);
   const bytes = await readStoredFile(deps.blobs, file.blobKey, name);
-  const parsed = await parseSource(deps.parsers, bytes, file, name, { report, from: 5, to: 40 });
+  // The offline embedder's vectors come with the parse, computed on the parser's thread.
+  const offline = deps.embedder.offline ? { model: deps.embedder.model, chars: EMBED_CHARS } : null;
+  const parsed = await parseSource(deps.parsers, bytes, file, name, { report, from: 5, to: 40 }, offline);
   ctx.signal.throwIfAborted();
   const pages = parsed.pages;
   if (pages.every((p) => p.trim() === '')) throw new TaskError(`No text could be extracted from ${name}`);
@@ -103,7 +107,7 @@ async function processFile(
   const segmented = parsed.paragraphs;
   await report(45, `Segmented ${pages.length} page${pages.length === 1 ? '' : 's'} into paragraphs and sentences`, true);
 
-  const vectors = await embedPages(deps, ctx, pages, report);
+  const vectors = parsed.embeddings ? parsed.embeddings.map(nonZero) : await embedPages(deps, ctx, pages, report);
   // On the embedded engine pages whose text page-tsvector.ts covers come with their tsvector, as
   // ingested embeddings do: the database's text parser would run on the engine's one thread.
   const lexemeOf = await pageLexemesFor(deps.db, deps.engine);

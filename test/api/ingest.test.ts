@@ -7,7 +7,9 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HASHING_V2_MODEL, lexemeEmbed } from '../../src/providers/embeddings/index.js';
 import { enginePageLexemes, pageTsvector } from '../../src/search/page-tsvector.js';
+import { encodeEmbedding } from '../../src/store/embedding-bytes.js';
 import { ENGINES } from '../helpers/stores.js';
 import { KEYS, call, startTestApp, type TestApp } from '../helpers/app.js';
 import { multipartBody, type FilePart } from '../helpers/multipart.js';
@@ -122,6 +124,10 @@ describe.each(ENGINES)('file and URL ingestion on %s', (engine) => {
     expect(doc.document_metadata).toEqual({ topic: 'crypto', year: 2008 });
     expect(doc.file_path).toBe(receipt.file_path);
     expect(doc.file_url).toBe(`/api/v1/documents/internal/${doc.id}/file`);
+    // Embedded by the offline embedder (on the parser's thread) as from the page's text alone.
+    const stored = await t.store.db.selectFrom('pages').select(['content', 'embedding', 'embedding_model']).where('document_id', '=', doc.id).orderBy('page_number').execute();
+    expect(stored.map((p) => p.embedding_model)).toEqual(Array(9).fill(HASHING_V2_MODEL));
+    expect(stored.map((p) => Buffer.from(p.embedding!))).toEqual(stored.map((p) => encodeEmbedding(lexemeEmbed(p.content))));
 
     const file = await call(t.app, 'GET', doc.file_url);
     expect(file.statusCode).toBe(200);

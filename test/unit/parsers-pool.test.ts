@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { HASHING_V1_MODEL, HASHING_V2_MODEL, hashEmbed, lexemeEmbed } from '../../src/providers/embeddings/index.js';
 import { ParseError, ParserPool } from '../../src/sources/parsers/index.js';
 import { segmentPage } from '../../src/text/segmentation.js';
 import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';
@@ -55,6 +56,18 @@ describe('ParserPool', () => {
     expect(progress).toEqual(Array.from({ length: 14 }, (_, i) => i + 1));
     expect(bytes.length).toBeGreaterThan(0); // not detached by the transfer to the worker
     expect(Buffer.from(bytes.subarray(0, 5)).toString()).toBe('%PDF-');
+  });
+
+  it('embeds the pages on the worker with the offline embedder it is asked for, as this thread does', async () => {
+    const doc = await pool.parse(read('pdf/text/tracemonkey.pdf'), 'pdf', undefined, { model: HASHING_V2_MODEL, chars: 300 });
+    expect(doc.embeddings).toHaveLength(14);
+    expect(doc.embeddings!.map((v) => [...v])).toEqual(doc.pages.map((page) => [...lexemeEmbed(page.slice(0, 300))]));
+    const v1 = await pool.parse(utf8('A page of text.'), 'text', undefined, { model: HASHING_V1_MODEL, chars: 8000 });
+    expect(v1.embeddings!.map((v) => [...v])).toEqual([[...hashEmbed('A page of text.')]]);
+    expect((await pool.parse(utf8('A page of text.'), 'text')).embeddings).toBeUndefined();
+    const unknown = await pool.parse(utf8('A page of text.'), 'text', undefined, { model: 'text-embedding-3-small', chars: 8000 }).catch((e: unknown) => e);
+    expect(unknown).not.toBeInstanceOf(ParseError);
+    expect((unknown as Error).message).toMatch(/text-embedding-3-small is not an offline embedder/);
   });
 
   it('keeps ParseError and its message across the thread boundary', async () => {

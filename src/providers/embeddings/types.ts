@@ -7,6 +7,11 @@ export const EMBEDDING_DIMENSIONS = 1536;
 export interface EmbeddingProvider {
   readonly model: string;
   readonly dimensions: 1536;
+  /**
+   * Set by the offline embedders (offline.ts): a vector is a pure function of the text, so a
+   * parser thread may compute a file's vectors beside its parse, off the thread that answers requests.
+   */
+  readonly offline?: true;
   /** One vector per text, in order; each L2-normalised (a zero vector stays zero). */
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
@@ -31,6 +36,7 @@ export function localEmbeddingProvider(model: string, embed: (text: string) => F
   return {
     model,
     dimensions: EMBEDDING_DIMENSIONS,
+    offline: true,
     async embed(texts, signal) {
       signal?.throwIfAborted();
       return mapInSlices(texts, (text) => embed(text));

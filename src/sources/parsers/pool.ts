@@ -11,11 +11,12 @@
 
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
+import { EMBEDDING_DIMENSIONS } from '../../providers/embeddings/types.js';
 import { startWorker } from '../../worker-entry.js';
 import { OcrEngine } from '../ocr/engine.js';
 import { languageData, parseLanguages } from '../ocr/languages.js';
 import type { OcrResult, RecognizeOptions } from '../ocr/types.js';
-import { ParseError, type DocumentFormat, type ProgressCallback, type SegmentedDocument } from './types.js';
+import { ParseError, type DocumentFormat, type PageEmbedding, type ProgressCallback, type SegmentedDocument } from './types.js';
 
 export interface ParserPoolOptions {
   /** Worker threads (default: one per spare core, 1 to 2). */
@@ -61,6 +62,7 @@ export interface WorkerJob {
   format: DocumentFormat;
   /** Present when OCR is on: how many recognitions the pool runs at once. */
   ocr: { concurrency: number } | null;
+  embed: PageEmbedding | null;
 }
 
 /** The answer to a worker's OCR request. */
@@ -82,13 +84,15 @@ export type WorkerReply =
   | { id: number; type: 'progress'; done: number; total: number }
   | { id: number; type: 'ocr'; req: number; request: OcrRequest }
   | { id: number; type: 'ocr-page' }
-  | { id: number; type: 'done'; doc: SegmentedDocument }
+  /** With the pages' vectors one after the other, where the job asked for them. */
+  | { id: number; type: 'done'; doc: SegmentedDocument; vectors: Float32Array | null }
   | { id: number; type: 'error'; error: { parse: boolean; name: string; message: string; stack?: string } };
 
 interface Job {
   id: number;
   bytes: Uint8Array;
   format: DocumentFormat;
+  embed: PageEmbedding | null;
   onProgress?: ProgressCallback;
   resolve: (doc: SegmentedDocument) => void;
   reject: (err: Error) => void;
@@ -142,10 +146,11 @@ export class ParserPool {
   }
 
   /**
-   * Parses on a worker, which also splits the pages into paragraphs and sentences; progress
-   * callbacks run on this thread. Rejects with ParseError for unreadable files.
+   * Parses on a worker, which also splits the pages into paragraphs and sentences, and with
+   * `embed` embeds them with that offline embedder; progress callbacks run on this thread.
+   * Rejects with ParseError for unreadable files.
    */
-  parse(bytes: Uint8Array, format: DocumentFormat, onProgress?: ProgressCallback): Promise<SegmentedDocument> {
+  parse(bytes: Uint8Array, format: DocumentFormat, onProgress?: ProgressCallback, embed: PageEmbedding | null = null): Promise<SegmentedDocument> {
     if (this.#closed) return Promise.reject(new Error('ParserPool is closed'));
     return new Promise((resolve, reject) => {
       // A copy the worker can take over: the caller's buffer stays usable.
@@ -153,6 +158,7 @@ export class ParserPool {
         id: this.#nextId++,
         bytes: bytes.slice(),
         format,
+        embed,
         onProgress,
         resolve,
         reject,
@@ -198,6 +204,7 @@ export class ParserPool {
         bytes: job.bytes,
         format: job.format,
         ocr: this.#ocr ? { concurrency: this.#ocr.threads } : null,
+        embed: job.embed,
       };
       slot.worker.postMessage(message, [job.bytes.buffer as ArrayBuffer]);
     }
@@ -222,7 +229,9 @@ export class ParserPool {
       } else if (reply.type === 'ocr') {
         this.#recognize(slot, job, worker, reply.req, reply.request);
       } else if (reply.type === 'done') {
-        this.#finish(slot, null, reply.doc);
+        const { doc, vectors } = reply;
+        if (vectors) doc.embeddings = doc.pages.map((_, i) => vectors.subarray(i * EMBEDDING_DIMENSIONS, (i + 1) * EMBEDDING_DIMENSIONS));
+        this.#finish(slot, null, doc);
       } else {
         const { parse, name, message, stack } = reply.error;
         const err = parse ? new ParseError(message) : Object.assign(new Error(message), { name });

@@ -26,6 +26,14 @@ export interface ParsedDocument {
 export interface SegmentedDocument extends ParsedDocument {
   /** Per page, in order, its paragraphs (segmentPage). */
   paragraphs: SegmentedParagraph[][];
+  /** Per page, in order, its vector by the offline embedder the parse was asked for (ParserPool.parse), if any. */
+  embeddings?: Float32Array[];
+}
+
+/** An offline embedder (providers/embeddings/offline.ts) to embed the pages with: its model, and the characters of a page it reads. */
+export interface PageEmbedding {
+  model: string;
+  chars: number;
 }
 
 /** Ends the message of a file that needs OCR when OCR is off. */

@@ -5,10 +5,12 @@
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { OcrResult, OcrService, RecognizeOptions } from '../ocr/types.js';
+import { offlineEmbedder } from '../../providers/embeddings/offline.js';
+import { EMBEDDING_DIMENSIONS } from '../../providers/embeddings/types.js';
 import { segmentPage } from '../../text/segmentation.js';
 import { parseDocument } from './parse.js';
 import { PARSERS } from './registry.js';
-import { ParseError } from './types.js';
+import { ParseError, type PageEmbedding } from './types.js';
 import type { OcrReply, OcrRequest, WorkerJob, WorkerMessage, WorkerReply, WorkerStart } from './pool.js';
 
 const port = parentPort;
@@ -56,21 +58,37 @@ function answered(reply: OcrReply): void {
   else waiting.resolve(reply.result);
 }
 
+/**
+ * The pages' vectors one after the other, by the offline embedder `embed` names: computed here,
+ * at the thread's lower priority, they cost the thread answering requests nothing.
+ */
+function embedPages(pages: string[], embed: PageEmbedding): Float32Array {
+  const embedOne = offlineEmbedder(embed.model);
+  if (!embedOne) throw new Error(`${embed.model} is not an offline embedder`);
+  const vectors = new Float32Array(pages.length * EMBEDDING_DIMENSIONS);
+  pages.forEach((page, i) => vectors.set(embedOne(page.slice(0, embed.chars)), i * EMBEDDING_DIMENSIONS));
+  return vectors;
+}
+
 function run(job: WorkerJob): void {
   const reply = (message: WorkerReply) => port!.postMessage(message);
   reply({ id: job.id, type: 'start' });
   const ocr = job.ocr ? ocrProxy(job.id, job.ocr.concurrency) : null;
-  parseDocument(job.bytes, job.format, (done, total) => reply({ id: job.id, type: 'progress', done, total }), { ocr }).then(
-    (doc) => reply({ id: job.id, type: 'done', doc: { ...doc, paragraphs: doc.pages.map(segmentPage) } }),
-    (err: unknown) => {
+  parseDocument(job.bytes, job.format, (done, total) => reply({ id: job.id, type: 'progress', done, total }), { ocr })
+    .then((doc) => {
+      const segmented = { ...doc, paragraphs: doc.pages.map(segmentPage) };
+      const vectors = job.embed ? embedPages(doc.pages, job.embed) : null;
+      const message: WorkerReply = { id: job.id, type: 'done', doc: segmented, vectors };
+      port!.postMessage(message, vectors ? [vectors.buffer as ArrayBuffer] : []);
+    })
+    .catch((err: unknown) => {
       const e = err instanceof Error ? err : new Error(String(err));
       reply({
         id: job.id,
         type: 'error',
         error: { parse: e instanceof ParseError, name: e.name, message: e.message, stack: e.stack },
       });
-    },
-  );
+    });
 }
 
 port.on('message', (message: WorkerMessage) => {
