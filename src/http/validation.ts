@@ -2,8 +2,7 @@
 // FastAPI-style 422 items ({loc, msg, type}), and the location of services' field paths.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import { jsonTextIssues, type JsonParseOptions } from '../text/json-text.js';
-import { parseRequestJsonAsync } from './json-thread.js';
+import { jsonTextIssues, parseRequestJson, type JsonParseOptions } from '../text/json-text.js';
 import { ValidationError, type FieldIssue } from '../errors.js';
 
 /** One item of a 422 body: `loc` starts with the part of the request (body, query, path, header). */
@@ -204,9 +203,10 @@ export function jsonBodyParser(options: JsonParseOptions = {}) {
       done(null, undefined);
       return;
     }
-    parseRequestJsonAsync(text, options).then(
-      (value) => done(null, value),
-      (error: unknown) => done(error instanceof ValidationError ? located('body', error.issues) : (error as Error), undefined),
-    );
+    try {
+      done(null, parseRequestJson(text, [], options));
+    } catch (error) {
+      done(error instanceof ValidationError ? located('body', error.issues) : (error as Error), undefined);
+    }
   };
 }
