@@ -16,6 +16,7 @@ export function createCachedEmbedder(
   return {
     model: provider.model,
     dimensions: provider.dimensions,
+    ...(provider.offline && { offline: true }),
     embed: (texts, signal) => provider.embed(texts, signal),
     async embedQuery(text, signal) {
       const key = `${provider.model}\u0000${text}`;
