@@ -123,7 +123,6 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
     const registry = new TaskRegistry([
       ...ingestTasks({
         db: store.db,
-        engine: store.engine,
         blobs,
         parsers,
         embedder,

@@ -197,18 +197,42 @@ export const PROBE_TEXT =
   'The well-known keepers’ “state-of-the-art” lighthouses—said--rightly: 45.3% of 1,000 (3rd, abc123) x_y … Wait... why?\n\tEnd.';
 
 /**
- * The word lexemes pageTsvector needs on this engine, once the engine's stemmer follows
- * english-lexeme.ts and its parser reads PROBE_TEXT as pageTsvector does; null otherwise
- * (another stemmer version, configuration or database encoding: the engine computes them all).
+ * The stemmer's rules with which pageTsvector computes this engine's tsvectors, once the engine's
+ * stemmer follows english-lexeme.ts and its parser reads PROBE_TEXT as pageTsvector does; null
+ * otherwise (another stemmer version, configuration or database encoding: the engine computes
+ * them all). A plain object, which a parser thread is sent.
  */
-export async function enginePageLexemes(db: Kysely<Database>): Promise<WordLexeme | null> {
+export async function engineTsvectorRules(db: Kysely<Database>): Promise<EnglishRules | null> {
   const rules = await engineEnglishRules(db);
   if (!rules) return null;
-  const lexemeOf = cachedEnglishLexeme(rules);
-  const tsv = pageTsvector(PROBE_TEXT, lexemeOf);
-  return tsv !== null && (await isTsvectorOf(db, PROBE_TEXT, tsv)) ? lexemeOf : null;
+  const tsv = pageTsvector(PROBE_TEXT, cachedEnglishLexeme(rules));
+  return tsv !== null && (await isTsvectorOf(db, PROBE_TEXT, tsv)) ? rules : null;
 }
 
+/** The word lexemes pageTsvector needs on this engine (engineTsvectorRules), or null. */
+export async function enginePageLexemes(db: Kysely<Database>): Promise<WordLexeme | null> {
+  const rules = await engineTsvectorRules(db);
+  return rules ? cachedEnglishLexeme(rules) : null;
+}
+
+/**
+ * engineTsvectorRules for the store `db` belongs to, checked once for every writer of pages
+ * there (and again after a check that failed to run).
+ */
+export function storeTsvectorRules(db: Kysely<Database>): Promise<EnglishRules | null> {
+  let checked = storeRules.get(db);
+  if (!checked) {
+    checked = engineTsvectorRules(db).catch(() => {
+      // Asked again by the next writer; this one leaves its tsvectors to the database.
+      storeRules.delete(db);
+      return null;
+    });
+    storeRules.set(db, checked);
+  }
+  return checked;
+}
+
+const storeRules = new WeakMap<Kysely<Database>, Promise<EnglishRules | null>>();
 const storeLexemes = new WeakMap<Kysely<Database>, Promise<WordLexeme | null>>();
 
 /**
@@ -229,14 +253,13 @@ export function pageLexemesFor(db: Kysely<Database>, engine: Engine): Promise<Wo
  * there (and again after a check that failed to run).
  */
 export function storePageLexemes(db: Kysely<Database>): Promise<WordLexeme | null> {
-  let checked = storeLexemes.get(db);
-  if (!checked) {
-    checked = enginePageLexemes(db).catch(() => {
-      // Asked again by the next writer; this one leaves its tsvectors to the database.
-      storeLexemes.delete(db);
-      return null;
+  let lexemes = storeLexemes.get(db);
+  if (!lexemes) {
+    lexemes = storeTsvectorRules(db).then((rules) => {
+      if (!rules) storeLexemes.delete(db);
+      return rules ? cachedEnglishLexeme(rules) : null;
     });
-    storeLexemes.set(db, checked);
+    storeLexemes.set(db, lexemes);
   }
-  return checked;
+  return lexemes;
 }

@@ -12,7 +12,7 @@ import {
   detectFormat,
   resolveFormat,
   type DocumentFormat,
-  type PageEmbedding,
+  type PageExtras,
   type SegmentedDocument,
   type ParserPool,
 } from './parsers/index.js';
@@ -91,8 +91,8 @@ export async function fetchSource(
 
 /**
  * Parses a file into pages, reporting progress from `progress.from` to `progress.to` percent.
- * A file whose bytes lack the signature of the binary format it declares fails, saying so. With
- * `embed`, the parser thread also embeds the pages (SegmentedDocument.embeddings).
+ * A file whose bytes lack the signature of the binary format it declares fails, saying so. The
+ * parser thread also computes the `extras` asked for (SegmentedDocument.embeddings, .tsvectors).
  */
 export async function parseSource(
   parsers: ParserPool,
@@ -100,7 +100,7 @@ export async function parseSource(
   file: SourceFile,
   name: string,
   progress: { report: ReportProgress; from: number; to: number },
-  embed: PageEmbedding | null = null,
+  extras: PageExtras = {},
 ): Promise<SegmentedDocument> {
   const mismatch = declaredFormatMismatch(bytes, file.fileName, file.contentType);
   if (mismatch) throw new TaskError(`${name} is ${mismatch.reason}`);
@@ -111,7 +111,7 @@ export async function parseSource(
   try {
     return await parsers.parse(bytes, format, (done, total) => {
       void report(from + ((to - from) * done) / Math.max(total, 1), `Parsed page ${done} of ${total}`).catch(() => undefined);
-    }, embed);
+    }, extras);
   } catch (error) {
     if (error instanceof ParseError) throw new TaskError(`Could not read ${name}: ${error.message}`);
     throw error;

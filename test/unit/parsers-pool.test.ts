@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { HASHING_V1_MODEL, HASHING_V2_MODEL, hashEmbed, lexemeEmbed } from '../../src/providers/embeddings/index.js';
+import { cachedEnglishLexeme, pageTsvectorBytes } from '../../src/search/page-tsvector.js';
 import { ParseError, ParserPool } from '../../src/sources/parsers/index.js';
 import { segmentPage } from '../../src/text/segmentation.js';
 import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';
@@ -59,15 +60,31 @@ describe('ParserPool', () => {
   });
 
   it('embeds the pages on the worker with the offline embedder it is asked for, as this thread does', async () => {
-    const doc = await pool.parse(read('pdf/text/tracemonkey.pdf'), 'pdf', undefined, { model: HASHING_V2_MODEL, chars: 300 });
+    const doc = await pool.parse(read('pdf/text/tracemonkey.pdf'), 'pdf', undefined, { embed: { model: HASHING_V2_MODEL, chars: 300 } });
     expect(doc.embeddings).toHaveLength(14);
     expect(doc.embeddings!.map((v) => [...v])).toEqual(doc.pages.map((page) => [...lexemeEmbed(page.slice(0, 300))]));
-    const v1 = await pool.parse(utf8('A page of text.'), 'text', undefined, { model: HASHING_V1_MODEL, chars: 8000 });
+    const v1 = await pool.parse(utf8('A page of text.'), 'text', undefined, { embed: { model: HASHING_V1_MODEL, chars: 8000 } });
     expect(v1.embeddings!.map((v) => [...v])).toEqual([[...hashEmbed('A page of text.')]]);
     expect((await pool.parse(utf8('A page of text.'), 'text')).embeddings).toBeUndefined();
-    const unknown = await pool.parse(utf8('A page of text.'), 'text', undefined, { model: 'text-embedding-3-small', chars: 8000 }).catch((e: unknown) => e);
+    const unknown = await pool.parse(utf8('A page of text.'), 'text', undefined, { embed: { model: 'text-embedding-3-small', chars: 8000 } }).catch((e: unknown) => e);
     expect(unknown).not.toBeInstanceOf(ParseError);
     expect((unknown as Error).message).toMatch(/text-embedding-3-small is not an offline embedder/);
+  });
+
+  it('computes the pages’ tsvectors on the worker under the rules it is sent, as this thread does, beside their vectors', async () => {
+    for (const rules of [{ keepsLoneVowelDouble: true }, { keepsLoneVowelDouble: false }]) {
+      const doc = await pool.parse(read('html/lwn-1.html'), 'html', undefined, { tsvector: rules, embed: { model: HASHING_V2_MODEL, chars: 8000 } });
+      const text = await pool.parse(utf8('Words added here. And the tsvector of 3.14 next: 2,000 re-read words.'), 'text', undefined, { tsvector: rules });
+      for (const parsed of [doc, text]) {
+        const lexemeOf = cachedEnglishLexeme(rules);
+        expect(parsed.tsvectors).toEqual(parsed.pages.map((page) => pageTsvectorBytes(page, lexemeOf)));
+      }
+      expect(text.tsvectors![0]).not.toBeNull();
+      expect(doc.embeddings).toHaveLength(doc.pages.length);
+    }
+    // Text the service does not cover (a URL) is left to the database.
+    expect((await pool.parse(utf8('See https://example.com/a.'), 'text', undefined, { tsvector: { keepsLoneVowelDouble: true } })).tsvectors).toEqual([null]);
+    expect((await pool.parse(utf8('No tsvector asked for.'), 'text')).tsvectors).toBeUndefined();
   });
 
   it('keeps ParseError and its message across the thread boundary', async () => {

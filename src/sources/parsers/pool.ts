@@ -16,7 +16,7 @@ import { startWorker } from '../../worker-entry.js';
 import { OcrEngine } from '../ocr/engine.js';
 import { languageData, parseLanguages } from '../ocr/languages.js';
 import type { OcrResult, RecognizeOptions } from '../ocr/types.js';
-import { ParseError, type DocumentFormat, type PageEmbedding, type ProgressCallback, type SegmentedDocument } from './types.js';
+import { ParseError, type DocumentFormat, type PageExtras, type ProgressCallback, type SegmentedDocument } from './types.js';
 
 export interface ParserPoolOptions {
   /** Worker threads (default: one per spare core, 1 to 2). */
@@ -62,7 +62,13 @@ export interface WorkerJob {
   format: DocumentFormat;
   /** Present when OCR is on: how many recognitions the pool runs at once. */
   ocr: { concurrency: number } | null;
-  embed: PageEmbedding | null;
+  extras: PageExtras;
+}
+
+/** The pages' tsvectors packed: their bytes one after the other, and where each ends (-1 for none). */
+export interface PackedTsvectors {
+  bytes: Uint8Array;
+  ends: Int32Array;
 }
 
 /** The answer to a worker's OCR request. */
@@ -84,15 +90,15 @@ export type WorkerReply =
   | { id: number; type: 'progress'; done: number; total: number }
   | { id: number; type: 'ocr'; req: number; request: OcrRequest }
   | { id: number; type: 'ocr-page' }
-  /** With the pages' vectors one after the other, where the job asked for them. */
-  | { id: number; type: 'done'; doc: SegmentedDocument; vectors: Float32Array | null }
+  /** With the pages' vectors one after the other and their tsvectors, where the job asked for them. */
+  | { id: number; type: 'done'; doc: SegmentedDocument; vectors: Float32Array | null; tsvectors: PackedTsvectors | null }
   | { id: number; type: 'error'; error: { parse: boolean; name: string; message: string; stack?: string } };
 
 interface Job {
   id: number;
   bytes: Uint8Array;
   format: DocumentFormat;
-  embed: PageEmbedding | null;
+  extras: PageExtras;
   onProgress?: ProgressCallback;
   resolve: (doc: SegmentedDocument) => void;
   reject: (err: Error) => void;
@@ -146,11 +152,11 @@ export class ParserPool {
   }
 
   /**
-   * Parses on a worker, which also splits the pages into paragraphs and sentences, and with
-   * `embed` embeds them with that offline embedder; progress callbacks run on this thread.
-   * Rejects with ParseError for unreadable files.
+   * Parses on a worker, which also splits the pages into paragraphs and sentences, and computes
+   * the `extras` asked for (each page's offline embedding, its tsvector); progress callbacks run
+   * on this thread. Rejects with ParseError for unreadable files.
    */
-  parse(bytes: Uint8Array, format: DocumentFormat, onProgress?: ProgressCallback, embed: PageEmbedding | null = null): Promise<SegmentedDocument> {
+  parse(bytes: Uint8Array, format: DocumentFormat, onProgress?: ProgressCallback, extras: PageExtras = {}): Promise<SegmentedDocument> {
     if (this.#closed) return Promise.reject(new Error('ParserPool is closed'));
     return new Promise((resolve, reject) => {
       // A copy the worker can take over: the caller's buffer stays usable.
@@ -158,7 +164,7 @@ export class ParserPool {
         id: this.#nextId++,
         bytes: bytes.slice(),
         format,
-        embed,
+        extras,
         onProgress,
         resolve,
         reject,
@@ -204,7 +210,7 @@ export class ParserPool {
         bytes: job.bytes,
         format: job.format,
         ocr: this.#ocr ? { concurrency: this.#ocr.threads } : null,
-        embed: job.embed,
+        extras: job.extras,
       };
       slot.worker.postMessage(message, [job.bytes.buffer as ArrayBuffer]);
     }
@@ -229,8 +235,9 @@ export class ParserPool {
       } else if (reply.type === 'ocr') {
         this.#recognize(slot, job, worker, reply.req, reply.request);
       } else if (reply.type === 'done') {
-        const { doc, vectors } = reply;
+        const { doc, vectors, tsvectors } = reply;
         if (vectors) doc.embeddings = doc.pages.map((_, i) => vectors.subarray(i * EMBEDDING_DIMENSIONS, (i + 1) * EMBEDDING_DIMENSIONS));
+        if (tsvectors) doc.tsvectors = unpackTsvectors(tsvectors);
         this.#finish(slot, null, doc);
       } else {
         const { parse, name, message, stack } = reply.error;
@@ -322,6 +329,17 @@ export class ParserPool {
     else job.resolve(doc!);
     if (!this.#closed) this.#dispatch();
   }
+}
+
+/** Views of the packed tsvectors' bytes, one per page. */
+function unpackTsvectors({ bytes, ends }: PackedTsvectors): (Buffer | null)[] {
+  let start = 0;
+  return Array.from(ends, (end) => {
+    if (end < 0) return null;
+    const tsv = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start);
+    start = end;
+    return tsv;
+  });
 }
 
 function duration(ms: number): string {

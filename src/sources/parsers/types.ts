@@ -1,5 +1,6 @@
 // The shapes shared by every parser: the formats Folio ingests, a parsed document, and the
 // error that marks a file as unreadable (its message is shown to users as is).
+import type { EnglishRules } from '../../text/english-lexeme.js';
 import type { SegmentedParagraph } from '../../text/segmentation.js';
 
 /** 'image': PNG, JPEG, WebP or TIFF, read by OCR (one page per frame). */
@@ -26,14 +27,23 @@ export interface ParsedDocument {
 export interface SegmentedDocument extends ParsedDocument {
   /** Per page, in order, its paragraphs (segmentPage). */
   paragraphs: SegmentedParagraph[][];
-  /** Per page, in order, its vector by the offline embedder the parse was asked for (ParserPool.parse), if any. */
+  /** Per page, in order, its vector by the offline embedder the parse was asked for (PageExtras.embed). */
   embeddings?: Float32Array[];
+  /** Per page, in order, its tsvector in binary form (page-tsvector.ts), or null where the database computes it; when asked for (PageExtras.tsvector). */
+  tsvectors?: (Buffer | null)[];
 }
 
 /** An offline embedder (providers/embeddings/offline.ts) to embed the pages with: its model, and the characters of a page it reads. */
 export interface PageEmbedding {
   model: string;
   chars: number;
+}
+
+/** What a parser thread computes for each page beside its paragraphs, at its lower priority. */
+export interface PageExtras {
+  embed?: PageEmbedding | null;
+  /** The stemmer's rules of the store's tsvectors (engineTsvectorRules). */
+  tsvector?: EnglishRules | null;
 }
 
 /** Ends the message of a file that needs OCR when OCR is off. */

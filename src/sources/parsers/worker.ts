@@ -7,11 +7,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { OcrResult, OcrService, RecognizeOptions } from '../ocr/types.js';
 import { offlineEmbedder } from '../../providers/embeddings/offline.js';
 import { EMBEDDING_DIMENSIONS } from '../../providers/embeddings/types.js';
+import { cachedEnglishLexeme, pageTsvectorBytes, type WordLexeme } from '../../search/page-tsvector.js';
+import type { EnglishRules } from '../../text/english-lexeme.js';
 import { segmentPage } from '../../text/segmentation.js';
 import { parseDocument } from './parse.js';
 import { PARSERS } from './registry.js';
 import { ParseError, type PageEmbedding } from './types.js';
-import type { OcrReply, OcrRequest, WorkerJob, WorkerMessage, WorkerReply, WorkerStart } from './pool.js';
+import type { OcrReply, OcrRequest, PackedTsvectors, WorkerJob, WorkerMessage, WorkerReply, WorkerStart } from './pool.js';
 
 const port = parentPort;
 if (!port) throw new Error('worker.ts runs only as a worker thread');
@@ -70,6 +72,27 @@ function embedPages(pages: string[], embed: PageEmbedding): Float32Array {
   return vectors;
 }
 
+/** The thread's word lexemes, kept from job to job while the rules stay the same (a store's pages repeat their words). */
+let lexemes: { rules: string; lexemeOf: WordLexeme } | null = null;
+
+/** The pages' tsvectors in binary form (page-tsvector.ts) under the store's stemmer `rules`, packed. */
+function pageTsvectors(pages: string[], rules: EnglishRules): PackedTsvectors {
+  const key = JSON.stringify(rules);
+  if (lexemes?.rules !== key) lexemes = { rules: key, lexemeOf: cachedEnglishLexeme(rules) };
+  const tsvs = pages.map((page) => pageTsvectorBytes(page, lexemes!.lexemeOf));
+  const bytes = new Uint8Array(tsvs.reduce((sum, tsv) => sum + (tsv?.length ?? 0), 0));
+  const ends = new Int32Array(pages.length);
+  let at = 0;
+  tsvs.forEach((tsv, i) => {
+    if (tsv) {
+      bytes.set(tsv, at);
+      at += tsv.length;
+    }
+    ends[i] = tsv ? at : -1;
+  });
+  return { bytes, ends };
+}
+
 function run(job: WorkerJob): void {
   const reply = (message: WorkerReply) => port!.postMessage(message);
   reply({ id: job.id, type: 'start' });
@@ -77,9 +100,12 @@ function run(job: WorkerJob): void {
   parseDocument(job.bytes, job.format, (done, total) => reply({ id: job.id, type: 'progress', done, total }), { ocr })
     .then((doc) => {
       const segmented = { ...doc, paragraphs: doc.pages.map(segmentPage) };
-      const vectors = job.embed ? embedPages(doc.pages, job.embed) : null;
-      const message: WorkerReply = { id: job.id, type: 'done', doc: segmented, vectors };
-      port!.postMessage(message, vectors ? [vectors.buffer as ArrayBuffer] : []);
+      const { embed, tsvector } = job.extras;
+      const vectors = embed ? embedPages(doc.pages, embed) : null;
+      const tsvectors = tsvector ? pageTsvectors(doc.pages, tsvector) : null;
+      const message: WorkerReply = { id: job.id, type: 'done', doc: segmented, vectors, tsvectors };
+      const transfer = [vectors?.buffer, tsvectors?.bytes.buffer, tsvectors?.ends.buffer].filter((b) => b !== undefined);
+      port!.postMessage(message, transfer as ArrayBuffer[]);
     })
     .catch((err: unknown) => {
       const e = err instanceof Error ? err : new Error(String(err));
