@@ -236,8 +236,9 @@ const storeRules = new WeakMap<Kysely<Database>, Promise<EnglishRules | null>>()
 const storeLexemes = new WeakMap<Kysely<Database>, Promise<WordLexeme | null>>();
 
 /**
- * The word lexemes with which the service computes the tsvectors of the pages it writes, or null
- * where the database computes them. On the embedded engine the database's text parser would run
+ * The word lexemes with which the service computes, on the main thread, the tsvectors of the
+ * ingested embeddings' pages, or null where the database computes them (a file's pages get theirs
+ * on the parser thread, on both engines: storeTsvectorRules). On the embedded engine the database's text parser would run
  * on its one thread, which every statement shares (storePageLexemes). On the server engine it runs
  * in the backends, beside the service's own thread: ingesting 20k one-page documents in batches
  * took 380-417 documents/s computing them here and 480-503 leaving them to the database. Sent in
@@ -248,10 +249,7 @@ export function pageLexemesFor(db: Kysely<Database>, engine: Engine): Promise<Wo
   return engine === 'postgres' ? Promise.resolve(null) : storePageLexemes(db);
 }
 
-/**
- * enginePageLexemes for the store `db` belongs to, checked once for every writer of pages
- * there (and again after a check that failed to run).
- */
+/** enginePageLexemes for the store `db` belongs to, from storeTsvectorRules. */
 export function storePageLexemes(db: Kysely<Database>): Promise<WordLexeme | null> {
   let lexemes = storeLexemes.get(db);
   if (!lexemes) {
