@@ -238,12 +238,13 @@ const storeLexemes = new WeakMap<Kysely<Database>, Promise<WordLexeme | null>>()
 /**
  * The word lexemes with which the service computes, on the main thread, the tsvectors of the
  * ingested embeddings' pages, or null where the database computes them (a file's pages get theirs
- * on the parser thread, on both engines: storeTsvectorRules). On the embedded engine the database's text parser would run
- * on its one thread, which every statement shares (storePageLexemes). On the server engine it runs
- * in the backends, beside the service's own thread: ingesting 20k one-page documents in batches
- * took 380-417 documents/s computing them here and 480-503 leaving them to the database. Sent in
- * binary form they gained 4% at 50k (bench/scale/README.md), but made the main thread, which
- * searches under ingestion wait for, the busiest one.
+ * on the parser thread, on both engines: storeTsvectorRules). On the embedded engine the
+ * database's text parser would run on its one thread, which every statement shares
+ * (storePageLexemes). On the server engine it runs in the backends, beside the service's own
+ * thread: ingesting 20k one-page documents in batches took 380-417 documents/s computing them
+ * here and 480-503 leaving them to the database. Sent in binary form they gained 4% at 50k
+ * (bench/scale/README.md), but made the main thread, which searches under ingestion wait for, the
+ * busiest one.
  */
 export function pageLexemesFor(db: Kysely<Database>, engine: Engine): Promise<WordLexeme | null> {
   return engine === 'postgres' ? Promise.resolve(null) : storePageLexemes(db);

@@ -29,11 +29,14 @@ export interface SegmentedDocument extends ParsedDocument {
   paragraphs: SegmentedParagraph[][];
   /** Per page, in order, its vector by the offline embedder the parse was asked for (PageExtras.embed). */
   embeddings?: Float32Array[];
-  /** Per page, in order, its tsvector in binary form (page-tsvector.ts), or null where the database computes it; when asked for (PageExtras.tsvector). */
+  /**
+   * Per page, in order, its tsvector in binary form (page-tsvector.ts), or null where the database
+   * computes it; when asked for (PageExtras.tsvector).
+   */
   tsvectors?: (Buffer | null)[];
 }
 
-/** An offline embedder (providers/embeddings/offline.ts) to embed the pages with: its model, and the characters of a page it reads. */
+/** An offline embedder (providers/embeddings/offline.ts) to embed the pages with: its model, and how much of a page it reads. */
 export interface PageEmbedding {
   model: string;
   chars: number;
