@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ValidationError } from '../errors.js';
 import { segmentPage } from '../text/segmentation.js';
-import { pageLexemesFor, pageTsvectorBytes } from '../search/page-tsvector.js';
+import { pageLexemesFor } from '../search/page-tsvector.js';
+import { pageTsvectorBytes } from '../text/english-tsvector.js';
 import { normalizeVector } from '../search/vectors.js';
 import { mapInSlices } from '../slices.js';
 import { insertEmbeddedDocuments, insertEmbeddedDocumentsUnwatched, type EmbeddedDocument } from '../store/document-writes.js';
@@ -244,7 +245,7 @@ export class EmbeddingIngester {
 
   private async write(batch: Pending[]): Promise<void> {
     try {
-      // On the embedded engine pages come with their tsvector where page-tsvector.ts covers the
+      // On the embedded engine pages come with their tsvector where text/english-tsvector.ts covers the
       // text: PostgreSQL's parser was half of the engine's work per page.
       // In slices: a batch of 128 pages in one stretch held every other request.
       const lexemeOf = await pageLexemesFor(this.db, this.engine);

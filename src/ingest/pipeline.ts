@@ -92,7 +92,7 @@ async function processFile(
   const report = throttledProgress(ctx);
   const bytes = await readStoredFile(deps.blobs, file.blobKey, name);
   // The parser's thread computes the offline embedder's vectors and the pages' tsvectors (where
-  // page-tsvector.ts covers the text) beside the parse, at its lower priority: on the embedded
+  // text/english-tsvector.ts covers the text) beside the parse, at its lower priority: on the embedded
   // engine the database's text parser would run on the engine's one thread, on the server it
   // took the backends 0.3 ms a page.
   const extras = {

@@ -17,7 +17,7 @@ export interface NewPage {
   embedding: Float32Array | null;
   embeddingModel: string | null;
   paragraphs: NewParagraph[];
-  /** The page's tsvector in PostgreSQL's binary form when computed beforehand (page-tsvector.ts); else the database computes it (migration 0013). */
+  /** The page's tsvector in PostgreSQL's binary form when computed beforehand (text/english-tsvector.ts); else the database computes it (migration 0013). */
   tsv?: Buffer | null;
 }
 

@@ -12,7 +12,7 @@ import {
   packBatch,
   type EmbeddedDocument,
 } from '../../src/store/embedded-batch.js';
-import { pageTsvectorBytes } from '../../src/search/page-tsvector.js';
+import { pageTsvectorBytes } from '../../src/text/english-tsvector.js';
 
 function item(n: number, content: string, embedding: boolean, paragraphs: string[][]): EmbeddedDocument {
   const identifier = `IngestEmbedding:${n}`;

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openStore, type Engine, type Store } from '../../src/store/engine.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
-import { pageTsvectorBytes } from '../../src/search/page-tsvector.js';
+import { pageTsvectorBytes } from '../../src/text/english-tsvector.js';
 import { insertEmbeddedDocumentsUnwatched } from '../../src/store/document-writes.js';
 import { insertDocument, insertPages, paragraphsOfPage } from '../../src/store/documents.js';
 import { sentencesOfPages } from '../../src/store/passages.js';

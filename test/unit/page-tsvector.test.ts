@@ -5,7 +5,8 @@
 // refused rather than guessed. One statement per engine compares all of them.
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { cachedEnglishLexeme, enginePageLexemes, pageLexemesFor, pageTsvector, pageTsvectorBytes, PROBE_TEXT, storePageLexemes } from '../../src/search/page-tsvector.js';
+import { enginePageLexemes, pageLexemesFor, PROBE_TEXT, storePageLexemes } from '../../src/search/page-tsvector.js';
+import { cachedEnglishLexeme, pageTsvector, pageTsvectorBytes } from '../../src/text/english-tsvector.js';
 import { insertEmbeddedDocumentsUnwatched } from '../../src/store/document-writes.js';
 import { insertDocument, insertPages, type NewPage } from '../../src/store/documents.js';
 import type { EmbeddedDocument } from '../../src/store/embedded-batch.js';

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { HASHING_V1_MODEL, HASHING_V2_MODEL, hashEmbed, lexemeEmbed } from '../../src/providers/embeddings/index.js';
-import { cachedEnglishLexeme, pageTsvectorBytes } from '../../src/search/page-tsvector.js';
+import { cachedEnglishLexeme, pageTsvectorBytes } from '../../src/text/english-tsvector.js';
 import { ParseError, ParserPool } from '../../src/sources/parsers/index.js';
 import { segmentPage } from '../../src/text/segmentation.js';
 import { CORPUS_DOCS as CORPUS } from '../helpers/corpus.js';

@@ -30,7 +30,7 @@ export interface SegmentedDocument extends ParsedDocument {
   /** Per page, in order, its vector by the offline embedder the parse was asked for (PageExtras.embed). */
   embeddings?: Float32Array[];
   /**
-   * Per page, in order, its tsvector in binary form (page-tsvector.ts), or null where the database
+   * Per page, in order, its tsvector in binary form (text/english-tsvector.ts), or null where the database
    * computes it; when asked for (PageExtras.tsvector).
    */
   tsvectors?: (Buffer | null)[];

@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { OcrResult, OcrService, RecognizeOptions } from '../ocr/types.js';
 import { offlineEmbedder } from '../../providers/embeddings/offline.js';
 import { EMBEDDING_DIMENSIONS } from '../../providers/embeddings/types.js';
-import { cachedEnglishLexeme, pageTsvectorBytes, type WordLexeme } from '../../search/page-tsvector.js';
+import { cachedEnglishLexeme, pageTsvectorBytes, type WordLexeme } from '../../text/english-tsvector.js';
 import type { EnglishRules } from '../../text/english-lexeme.js';
 import { segmentPage } from '../../text/segmentation.js';
 import { parseDocument } from './parse.js';
@@ -75,7 +75,7 @@ function embedPages(pages: string[], embed: PageEmbedding): Float32Array {
 /** The thread's word lexemes, kept from job to job while the rules stay the same (a store's pages repeat their words). */
 let lexemes: { rules: string; lexemeOf: WordLexeme } | null = null;
 
-/** The pages' tsvectors in binary form (page-tsvector.ts) under the store's stemmer `rules`, packed. */
+/** The pages' tsvectors in binary form (text/english-tsvector.ts) under the store's stemmer `rules`, packed. */
 function pageTsvectors(pages: string[], rules: EnglishRules): PackedTsvectors {
   const key = JSON.stringify(rules);
   if (lexemes?.rules !== key) lexemes = { rules: key, lexemeOf: cachedEnglishLexeme(rules) };
