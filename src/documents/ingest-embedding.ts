@@ -245,8 +245,8 @@ export class EmbeddingIngester {
 
   private async write(batch: Pending[]): Promise<void> {
     try {
-      // On the embedded engine pages come with their tsvector where text/english-tsvector.ts covers the
-      // text: PostgreSQL's parser was half of the engine's work per page.
+      // On the embedded engine pages come with their tsvector where text/english-tsvector.ts
+      // covers the text: PostgreSQL's parser was half of the engine's work per page.
       // In slices: a batch of 128 pages in one stretch held every other request.
       const lexemeOf = await pageLexemesFor(this.db, this.engine);
       if (lexemeOf) await mapInSlices(batch, (p) => {

@@ -187,3 +187,36 @@ export function pageTsvectorBytes(text: string, lexemeOf: WordLexeme): Buffer | 
   return bytes;
 }
 
+
+/** Tsvectors packed to cross to another thread: their bytes one after the other, and where each ends (-1 for text not covered). */
+export interface PackedTsvectors {
+  bytes: Uint8Array;
+  ends: Int32Array;
+}
+
+/** The texts' tsvectors in binary form (pageTsvectorBytes), packed. */
+export function packTsvectors(texts: readonly string[], lexemeOf: WordLexeme): PackedTsvectors {
+  const tsvs = texts.map((text) => pageTsvectorBytes(text, lexemeOf));
+  const bytes = new Uint8Array(tsvs.reduce((sum, tsv) => sum + (tsv?.length ?? 0), 0));
+  const ends = new Int32Array(texts.length);
+  let at = 0;
+  tsvs.forEach((tsv, i) => {
+    if (tsv) {
+      bytes.set(tsv, at);
+      at += tsv.length;
+    }
+    ends[i] = tsv ? at : -1;
+  });
+  return { bytes, ends };
+}
+
+/** Views of packed tsvectors' bytes, one per text (null for text not covered). */
+export function unpackTsvectors({ bytes, ends }: PackedTsvectors): (Buffer | null)[] {
+  let start = 0;
+  return Array.from(ends, (end) => {
+    if (end < 0) return null;
+    const tsv = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start);
+    start = end;
+    return tsv;
+  });
+}

@@ -5,4 +5,4 @@ export { declaredFormatMismatch, detectFormat, resolveFormat } from './detect.js
 export { parseDocument, type ParseOptions } from './parse.js';
 export { ParserPool, type OcrPoolOptions, type ParserPoolOptions } from './pool.js';
 export { SUPPORTED_FORMATS } from './registry.js';
-export { DOCUMENT_FORMATS, OCR_OFF_HINT, ParseError, type DocumentFormat, type PageEmbedding, type PageExtras, type ParsedDocument, type ProgressCallback, type SegmentedDocument } from './types.js';
+export { DOCUMENT_FORMATS, OCR_OFF_HINT, ParseError, type DocumentFormat, type PageExtras, type ParsedDocument, type ProgressCallback, type SegmentedDocument } from './types.js';

@@ -12,6 +12,7 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { EMBEDDING_DIMENSIONS } from '../../providers/embeddings/types.js';
+import { unpackTsvectors, type PackedTsvectors } from '../../text/english-tsvector.js';
 import { startWorker } from '../../worker-entry.js';
 import { OcrEngine } from '../ocr/engine.js';
 import { languageData, parseLanguages } from '../ocr/languages.js';
@@ -63,12 +64,6 @@ export interface WorkerJob {
   /** Present when OCR is on: how many recognitions the pool runs at once. */
   ocr: { concurrency: number } | null;
   extras: PageExtras;
-}
-
-/** The pages' tsvectors packed: their bytes one after the other, and where each ends (-1 for none). */
-export interface PackedTsvectors {
-  bytes: Uint8Array;
-  ends: Int32Array;
 }
 
 /** The answer to a worker's OCR request. */
@@ -329,17 +324,6 @@ export class ParserPool {
     else job.resolve(doc!);
     if (!this.#closed) this.#dispatch();
   }
-}
-
-/** Views of the packed tsvectors' bytes, one per page. */
-function unpackTsvectors({ bytes, ends }: PackedTsvectors): (Buffer | null)[] {
-  let start = 0;
-  return Array.from(ends, (end) => {
-    if (end < 0) return null;
-    const tsv = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start);
-    start = end;
-    return tsv;
-  });
 }
 
 function duration(ms: number): string {

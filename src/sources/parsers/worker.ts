@@ -7,13 +7,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { OcrResult, OcrService, RecognizeOptions } from '../ocr/types.js';
 import { offlineEmbedder } from '../../providers/embeddings/offline.js';
 import { EMBEDDING_DIMENSIONS } from '../../providers/embeddings/types.js';
-import { cachedEnglishLexeme, pageTsvectorBytes, type WordLexeme } from '../../text/english-tsvector.js';
+import { cachedEnglishLexeme, packTsvectors, type PackedTsvectors, type WordLexeme } from '../../text/english-tsvector.js';
 import type { EnglishRules } from '../../text/english-lexeme.js';
 import { segmentPage } from '../../text/segmentation.js';
 import { parseDocument } from './parse.js';
 import { PARSERS } from './registry.js';
 import { ParseError, type PageEmbedding } from './types.js';
-import type { OcrReply, OcrRequest, PackedTsvectors, WorkerJob, WorkerMessage, WorkerReply, WorkerStart } from './pool.js';
+import type { OcrReply, OcrRequest, WorkerJob, WorkerMessage, WorkerReply, WorkerStart } from './pool.js';
 
 const port = parentPort;
 if (!port) throw new Error('worker.ts runs only as a worker thread');
@@ -75,22 +75,11 @@ function embedPages(pages: string[], embed: PageEmbedding): Float32Array {
 /** The thread's word lexemes, kept from job to job while the rules stay the same (a store's pages repeat their words). */
 let lexemes: { rules: string; lexemeOf: WordLexeme } | null = null;
 
-/** The pages' tsvectors in binary form (text/english-tsvector.ts) under the store's stemmer `rules`, packed. */
+/** The pages' tsvectors under the store's stemmer `rules`, packed. */
 function pageTsvectors(pages: string[], rules: EnglishRules): PackedTsvectors {
   const key = JSON.stringify(rules);
   if (lexemes?.rules !== key) lexemes = { rules: key, lexemeOf: cachedEnglishLexeme(rules) };
-  const tsvs = pages.map((page) => pageTsvectorBytes(page, lexemes!.lexemeOf));
-  const bytes = new Uint8Array(tsvs.reduce((sum, tsv) => sum + (tsv?.length ?? 0), 0));
-  const ends = new Int32Array(pages.length);
-  let at = 0;
-  tsvs.forEach((tsv, i) => {
-    if (tsv) {
-      bytes.set(tsv, at);
-      at += tsv.length;
-    }
-    ends[i] = tsv ? at : -1;
-  });
-  return { bytes, ends };
+  return packTsvectors(pages, lexemes.lexemeOf);
 }
 
 function run(job: WorkerJob): void {
