@@ -2,7 +2,7 @@
 // resident memory from /proc, /health latency while work runs, percentiles.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { createServer } from 'node:net';
@@ -58,6 +58,39 @@ export function closeConnections(): void {
 export function residentMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field));
   return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
+}
+
+/** Clock ticks a second in /proc's CPU times (USER_HZ, 100 on Linux). */
+const TICKS_A_SECOND = 100;
+
+/** CPU seconds (user and system, all its threads) a process has used; 0 once it is gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    // The command name (field 2) may hold spaces: the fields counted are those after its ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_A_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU seconds used by the processes named `postgres` that are running now (the server's
+ * backends and its background processes), by process. Between two readings, a process in the
+ * second only started in between (all its time counts); one that exited is left out.
+ */
+export function postgresCpuSeconds(): Map<number, number> {
+  const used = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') used.set(Number(entry), cpuSeconds(Number(entry)));
+    } catch {
+      // gone since the listing
+    }
+  }
+  return used;
 }
 
 export function percentile(values: number[], p: number): number {

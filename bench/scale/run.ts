@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { freePort, freshSchema, percentile, POSTGRES_URL, residentMb } from '../lib/serve.js';
+import { cpuSeconds, freePort, freshSchema, percentile, postgresCpuSeconds, POSTGRES_URL, residentMb } from '../lib/serve.js';
 import { buildTree, monotonicMicros, spawnServe, untilReady, type ServeCommand } from '../lib/tree.js';
 import { Corpus } from '../search/corpus.js';
 import { CATEGORIES, searchModes } from './modes.js';
@@ -115,8 +115,20 @@ function documentJson(vectors: VectorSet, n: number): string {
   return `{"content":${JSON.stringify(corpus.page(n).content)},"embedding":${vectors.documentJson(n)},"metadata":{"category":${n % CATEGORIES}},"external_id":"d${n}"}`;
 }
 
-/** Ingests documents [from, to) in batches from `clients` clients at once; documents per second. */
-async function ingest(port: number, vectors: VectorSet, from: number, to: number): Promise<number> {
+interface Ingestion {
+  /** Documents a second. */
+  rate: number;
+  /** CPU milliseconds a document: the service's process (all its threads; on PGlite, the database's too), the PostgreSQL server's processes, and this process (the load generator). */
+  serviceMs: number;
+  databaseMs: number | null;
+  generatorMs: number;
+}
+
+/** Ingests documents [from, to) in batches from `clients` clients at once, and what it cost the cores. */
+async function ingest(server: Running, engine: string, vectors: VectorSet, from: number, to: number): Promise<Ingestion> {
+  const port = server.port;
+  const pid = server.child.pid!;
+  const [service, database, generator] = [cpuSeconds(pid), engine === 'postgres' ? postgresCpuSeconds() : null, process.cpuUsage()];
   let next = from;
   const started = performance.now();
   await Promise.all(
@@ -131,7 +143,20 @@ async function ingest(port: number, vectors: VectorSet, from: number, to: number
       }
     }),
   );
-  return (to - from) / ((performance.now() - started) / 1000);
+  const seconds = (performance.now() - started) / 1000;
+  const perDocument = (cpu: number) => (1000 * cpu) / (to - from);
+  let databaseCpu: number | null = null;
+  if (database) {
+    databaseCpu = 0;
+    for (const [backend, used] of postgresCpuSeconds()) databaseCpu += used - (database.get(backend) ?? 0);
+  }
+  const generatorUsed = process.cpuUsage(generator);
+  return {
+    rate: (to - from) / seconds,
+    serviceMs: perDocument(cpuSeconds(pid) - service),
+    databaseMs: databaseCpu === null ? null : perDocument(databaseCpu),
+    generatorMs: perDocument((generatorUsed.user + generatorUsed.system) / 1e6),
+  };
 }
 
 interface Result {
@@ -251,14 +276,16 @@ async function restart(serve: ServeCommand, store: Store, vectors: VectorSet): P
 // ---------------------------------------------------------------------------------------------
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+/** Service / database / load generator, or service (the database inside it) / load generator on PGlite. */
+const cpuCell = (i: Ingestion) => [i.serviceMs, i.databaseMs, i.generatorMs].filter((ms) => ms !== null).map((ms) => fmt(ms, 2)).join(' / ');
 const tree = await buildTree('folio-bench-scale', args.server as 'worktree' | 'head');
 if (tree.errors) console.error(`tsc reported errors (running what it emitted):\n${tree.errors.slice(0, 2000)}`);
 const serve: ServeCommand = { command: path.join(tree.root, 'bin/folio'), args: ['serve'] };
 const out: string[] = [
   `Scale: ${tree.label}; one-page documents of ${1536} dimensions through the batch endpoint (${clients} clients, ${batchSize} a batch);`,
   `${timedQueries} timed queries per mode (p50/p99 ms, beside exact: true, the full float scan, query by query); recall of the default against exact over ${recallQueries} queries at alpha 1.\n`,
-  '| engine | set | pages | ingest docs/s | alpha 1 | exact | alpha 0 | alpha 0.5 | exact | filtered 10% | exact | recall@10 | recall@100 | scores off | RSS MB (peak) | stop s | restart to first search s | after SIGKILL s | database MB |',
-  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  '| engine | set | pages | ingest docs/s | CPU ms a doc | alpha 1 | exact | alpha 0 | alpha 0.5 | exact | filtered 10% | exact | recall@10 | recall@100 | scores off | RSS MB (peak) | stop s | restart to first search s | after SIGKILL s | database MB |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
 ];
 
 for (const engine of engines) {
@@ -271,11 +298,11 @@ for (const engine of engines) {
       let held = 0;
       for (const size of sizes) {
         log(`${engine} ${kind}: ingesting to ${size} pages`);
-        const rate = await ingest(server.port, vectors, held, size);
+        const ingestion = await ingest(server, engine, vectors, held, size);
         held = size;
         // A server that has served searches holds the workspace's index, which its stop keeps as a snapshot.
         const warmMs = await loadingSearch(server.port, vectors);
-        log(`${engine} ${kind}: ${fmt(rate, 0)} documents/s; a search first (${fmt(warmMs / 1000)} s); stopping`);
+        log(`${engine} ${kind}: ${fmt(ingestion.rate, 0)} documents/s; a search first (${fmt(warmMs / 1000)} s); stopping`);
         const stopping = performance.now();
         await server.stop();
         const stopSeconds = (performance.now() - stopping) / 1000;
@@ -300,7 +327,7 @@ for (const engine of engines) {
         const cell = (t: Timing) => `${fmt(t.p50)} / ${fmt(t.p99)}`;
         const exactCell = (t: Timing) => `${fmt(t.exactP50)} / ${fmt(t.exactP99)}`;
         out.push(
-          `| ${engine} | ${kind} | ${size.toLocaleString('en')} | ${fmt(rate, 0)} | ${cell(timings[0])} | ${exactCell(timings[0])} | ${cell(timings[1])} | ` +
+          `| ${engine} | ${kind} | ${size.toLocaleString('en')} | ${fmt(ingestion.rate, 0)} | ${cpuCell(ingestion)} | ${cell(timings[0])} | ${exactCell(timings[0])} | ${cell(timings[1])} | ` +
             `${cell(timings[2])} | ${exactCell(timings[2])} | ${cell(timings[3])} | ${exactCell(timings[3])} | ${fmt(recall.at10, 4)} | ${fmt(recall.at100, 4)} | ` +
             `${recall.scoreDiffers} | ${fmt(rss, 0)} (${fmt(peak, 0)}) | ${fmt(stopSeconds)} | ${fmt(restarted.seconds)} | ${fmt(recovered.seconds)} | ${fmt(await databaseMb(store), 0)} |`,
         );
