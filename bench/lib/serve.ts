@@ -75,12 +75,8 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
-/**
- * CPU seconds used by the processes named `postgres` that are running now (the server's
- * backends and its background processes), by process. Between two readings, a process in the
- * second only started in between (all its time counts); one that exited is left out.
- */
-export function postgresCpuSeconds(): Map<number, number> {
+/** CPU seconds used by each process named `postgres` running now (the server's backends and background processes). */
+function postgresCpuSeconds(): Map<number, number> {
   const used = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -91,6 +87,38 @@ export function postgresCpuSeconds(): Map<number, number> {
     }
   }
   return used;
+}
+
+/**
+ * Follows the CPU seconds PostgreSQL's processes use from now until stop(): /proc is read every
+ * second, as a process that exits takes its count with it (the pool closes connections idle for
+ * 10 s, and opens others), so such a process loses at most its last second.
+ */
+export function followPostgresCpu(): { stop(): number } {
+  const first = postgresCpuSeconds();
+  const last = new Map(first);
+  /** Seconds of processes whose pid was taken again by a later one. */
+  let ended = 0;
+  const read = () => {
+    for (const [pid, used] of postgresCpuSeconds()) {
+      const before = last.get(pid);
+      if (before !== undefined && used < before) {
+        ended += before - (first.get(pid) ?? 0);
+        first.delete(pid);
+      }
+      last.set(pid, used);
+    }
+  };
+  const timer = setInterval(read, 1000);
+  return {
+    stop() {
+      clearInterval(timer);
+      read();
+      let used = ended;
+      for (const [pid, seconds] of last) used += seconds - (first.get(pid) ?? 0);
+      return used;
+    },
+  };
 }
 
 export function percentile(values: number[], p: number): number {

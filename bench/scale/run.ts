@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { cpuSeconds, freePort, freshSchema, percentile, postgresCpuSeconds, POSTGRES_URL, residentMb } from '../lib/serve.js';
+import { cpuSeconds, followPostgresCpu, freePort, freshSchema, percentile, POSTGRES_URL, residentMb } from '../lib/serve.js';
 import { buildTree, monotonicMicros, spawnServe, untilReady, type ServeCommand } from '../lib/tree.js';
 import { Corpus } from '../search/corpus.js';
 import { CATEGORIES, searchModes } from './modes.js';
@@ -128,7 +128,7 @@ interface Ingestion {
 async function ingest(server: Running, engine: string, vectors: VectorSet, from: number, to: number): Promise<Ingestion> {
   const port = server.port;
   const pid = server.child.pid!;
-  const [service, database, generator] = [cpuSeconds(pid), engine === 'postgres' ? postgresCpuSeconds() : null, process.cpuUsage()];
+  const [service, database, generator] = [cpuSeconds(pid), engine === 'postgres' ? followPostgresCpu() : null, process.cpuUsage()];
   let next = from;
   const started = performance.now();
   await Promise.all(
@@ -145,11 +145,7 @@ async function ingest(server: Running, engine: string, vectors: VectorSet, from:
   );
   const seconds = (performance.now() - started) / 1000;
   const perDocument = (cpu: number) => (1000 * cpu) / (to - from);
-  let databaseCpu: number | null = null;
-  if (database) {
-    databaseCpu = 0;
-    for (const [backend, used] of postgresCpuSeconds()) databaseCpu += used - (database.get(backend) ?? 0);
-  }
+  const databaseCpu = database ? database.stop() : null;
   const generatorUsed = process.cpuUsage(generator);
   return {
     rate: (to - from) / seconds,
