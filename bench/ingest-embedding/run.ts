@@ -14,6 +14,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { EmbeddingIngester, type EmbeddingIngestInput } from '../../src/documents/ingest-embedding.js';
 import { openStore, type Engine, type Store } from '../../src/store/engine.js';
 import { ensureWorkspace } from '../../src/store/workspaces.js';
+import { cpuSeconds } from '../lib/serve.js';
 import { buildTree, spawnServe, type ServeCommand } from '../lib/tree.js';
 
 const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -180,17 +181,6 @@ interface Level {
   perTransaction: number;
 }
 
-// utime + stime of a process, or of one of its threads, in seconds (Linux, USER_HZ = 100; 0 elsewhere).
-function processCpu(pid: number, thread?: number): number {
-  try {
-    const file = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
-    const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
 // [busy, total] jiffies of the whole machine (Linux; zeros elsewhere).
 function machineCpu(): [number, number] {
   try {
@@ -213,8 +203,8 @@ async function backgroundLoad(ms = 1000): Promise<number> {
 async function load(server: Server, clients: number, durationS: number): Promise<Level> {
   const level: Level = { clients, requests: 0, created: 0, errors: 0, firstError: null, seconds: 0, latencies: [], serverCpu: 0, mainCpu: 0, clientCpu: 0, busy: 0, ids: null, perTransaction: 0 };
   const pid = server.child.pid!;
-  const cpu0 = processCpu(pid);
-  const main0 = processCpu(pid, pid);
+  const cpu0 = cpuSeconds(pid);
+  const main0 = cpuSeconds(pid, pid);
   const client0 = process.cpuUsage();
   const [busy0, total0] = machineCpu();
   const start = performance.now();
@@ -237,8 +227,8 @@ async function load(server: Server, clients: number, durationS: number): Promise
   };
   await Promise.all(Array.from({ length: clients }, loop));
   level.seconds = (performance.now() - start) / 1000;
-  level.serverCpu = processCpu(pid) - cpu0;
-  level.mainCpu = processCpu(pid, pid) - main0;
+  level.serverCpu = cpuSeconds(pid) - cpu0;
+  level.mainCpu = cpuSeconds(pid, pid) - main0;
   const client = process.cpuUsage(client0);
   level.clientCpu = (client.user + client.system) / 1e6;
   const [busy1, total1] = machineCpu();

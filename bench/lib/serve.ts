@@ -63,11 +63,11 @@ export function residentMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 /** Clock ticks a second in /proc's CPU times (USER_HZ, 100 on Linux). */
 const TICKS_A_SECOND = 100;
 
-/** CPU seconds (user and system, all its threads) a process has used; 0 once it is gone. */
-export function cpuSeconds(pid: number): number {
+/** CPU seconds (user and system) a process has used, all its threads or only `thread`; 0 once it is gone. */
+export function cpuSeconds(pid: number, thread?: number): number {
   try {
     // The command name (field 2) may hold spaces: the fields counted are those after its ')'.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / TICKS_A_SECOND;
   } catch {

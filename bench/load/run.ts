@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { hashEmbed } from '../../src/providers/embeddings/hashing.js';
 import type { Engine } from '../../src/store/engine.js';
-import { freePort, freshSchema } from '../lib/serve.js';
+import { cpuSeconds, freePort, freshSchema } from '../lib/serve.js';
 import { buildTree, monotonicMicros, spawnServe } from '../lib/tree.js';
 import { Corpus } from '../search/corpus.js';
 
@@ -240,12 +240,6 @@ interface PhaseTotals {
 
 const TICKS = 100; // clock ticks per second in /proc (USER_HZ)
 
-/** CPU seconds the process has used, all threads. */
-function processCpu(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS;
-}
-
 /** CPU seconds the machine's cores have been busy (all but idle and iowait). */
 function machineCpu(): number {
   const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
@@ -270,7 +264,7 @@ interface PhaseFigures {
 async function phase(server: Running, files: UploadFile[], search: boolean, ingest: boolean, totals: PhaseTotals): Promise<void> {
   const { port } = server;
   const { tally, health } = totals;
-  const [serverBefore, machineBefore] = [processCpu(server.pid), machineCpu()];
+  const [serverBefore, machineBefore] = [cpuSeconds(server.pid), machineCpu()];
   const started = performance.now();
   const until = started + phaseSeconds * 1000;
   const work: Promise<void>[] = [probeHealth(port, until, health)];
@@ -288,7 +282,7 @@ async function phase(server: Running, files: UploadFile[], search: boolean, inge
   // The profile's clock (CLOCK_MONOTONIC in microseconds), to read each phase's part of it.
   if (args.profile) log(`phase ${search ? (ingest ? 'both' : 'searching') : 'ingesting'} on the profile's clock: ${monotonicMicros(started)} to ${monotonicMicros(performance.now())}`);
   totals.seconds += (performance.now() - started) / 1000;
-  totals.serverCpu += processCpu(server.pid) - serverBefore;
+  totals.serverCpu += cpuSeconds(server.pid) - serverBefore;
   totals.machineCpu += machineCpu() - machineBefore;
 }
 

@@ -187,7 +187,6 @@ export function pageTsvectorBytes(text: string, lexemeOf: WordLexeme): Buffer | 
   return bytes;
 }
 
-
 /** Tsvectors packed to cross to another thread: their bytes one after the other, and where each ends (-1 for text not covered). */
 export interface PackedTsvectors {
   bytes: Uint8Array;
