@@ -1,6 +1,6 @@
 // Searches alone on a store run.ts kept (--keep): `npx tsx bench/scale/searches.ts --data-dir DIR
 //   [--database-url URL] [--set clustered|isotropic] [--server worktree|head] [--rounds 3]
-//   [--timed 100] [--seed 42]`. See README.md.
+//   [--timed 100] [--seed 42] [--profile DIR]`. See README.md.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, percentile, residentMb } from '../lib/serve.js';
@@ -19,11 +19,12 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     timed: { type: 'string', default: '100' },
     seed: { type: 'string', default: '42' },
+    profile: { type: 'string' }, // the server's CPU profiles (--cpu-prof) into this directory
   },
 });
 const [rounds, timed, seed] = [args.rounds, args.timed, args.seed].map(Number);
 if (!args['data-dir'] || !SET_KINDS.includes(args.set as SetKind) || !['worktree', 'head'].includes(args.server!) || ![rounds, timed].every((n) => Number.isInteger(n) && n >= 1)) {
-  throw new Error('usage: searches.ts --data-dir DIR [--database-url URL] [--set clustered|isotropic] [--server worktree|head] [--rounds N] [--timed N] [--seed N]');
+  throw new Error('usage: searches.ts --data-dir DIR [--database-url URL] [--set clustered|isotropic] [--server worktree|head] [--rounds N] [--timed N] [--seed N] [--profile DIR]');
 }
 
 // The set and seed the store was built with: the same queries as run.ts's timed ones.
@@ -34,7 +35,7 @@ const tree = await buildTree('folio-bench-scale', args.server as 'worktree' | 'h
 if (tree.errors) console.error(`tsc reported errors (running what it emitted):\n${tree.errors.slice(0, 2000)}`);
 const port = await freePort();
 const env = serverEnv(args['data-dir'], args['database-url']!, embedder);
-const child = spawnServe({ command: path.join(tree.root, 'bin/folio'), args: ['serve'] }, port, env, null);
+const child = spawnServe({ command: path.join(tree.root, 'bin/folio'), args: ['serve'] }, port, env, args.profile ?? null);
 child.stdout!.resume();
 child.stderr!.resume();
 

@@ -100,7 +100,8 @@ export const BITS_MIN_ROWS = 100_000;
 
 /** A level's bound on each row's error, and the widest of them. */
 interface LevelBounds {
-  bound(row: number): number;
+  /** The bounds of the rows `scanned[positions[i]]` (or `positions[i]` itself), i < count, into `out`. */
+  fill(positions: Int32Array, count: number, scanned: Int32Array | null, out: Float64Array): void;
   widest: number;
 }
 
@@ -468,17 +469,27 @@ export class PageIndex {
   }
 
   /** Each row's bound at `level` (store/vector-codes.ts): proven for the codes, of BITS_CONFIDENCE for the bits. */
-  private boundsOf(ws: WorkspacePages, { code, bits }: ScanVector, level: 'bits' | 'codes'): LevelBounds {
+  private boundsOf(ws: WorkspacePages, { code, bits }: ScanVector, level: Shortlist['level']): LevelBounds {
     if (level === 'bits') {
-      // A row's a is in its trailer, after its bits and two 4-byte factors.
-      const at = CODE_SPACE.bitBytes + 8;
       const query = bits!();
-      return { bound: (row) => query.bound(ws.bits.float32At(row, at), ws.maxNorm), widest: query.bound(ws.minAgreement, ws.maxNorm) };
+      const { maxNorm } = ws;
+      const agreements = ws.rowAgreement;
+      return {
+        fill: (positions, count, scanned, out) => {
+          for (let i = 0; i < count; i++) out[i] = query.bound(agreements[scanned ? scanned[positions[i]] : positions[i]], maxNorm);
+        },
+        widest: query.bound(ws.minAgreement, maxNorm),
+      };
     }
     const { weight } = code!;
     const slack = code!.slack(ws.maxNorm);
     const errors = ws.rowError;
-    return { bound: (row) => weight * errors[row] + slack, widest: weight * ws.maxError + slack };
+    return {
+      fill: (positions, count, scanned, out) => {
+        for (let i = 0; i < count; i++) out[i] = weight * errors[scanned ? scanned[positions[i]] : positions[i]] + slack;
+      },
+      widest: weight * ws.maxError + slack,
+    };
   }
 
   /**
@@ -490,7 +501,7 @@ export class PageIndex {
   private shortlist(
     ws: WorkspacePages,
     q: Pick<PageQuery, 'alpha' | 'k' | 'minRelevance'>,
-    { bound, widest }: LevelBounds,
+    { fill, widest }: LevelBounds,
     hits: KeywordHits,
     rows: Int32Array | null,
     approx: Float32Array,
@@ -527,7 +538,7 @@ export class PageIndex {
     }
     const { positions, hitKept } = shortlistPositions(
       approx,
-      (at) => bound(rowAt(at)),
+      (positions, count, out) => fill(positions, count, rows, out),
       widest,
       { positions: hitPositions.subarray(0, positioned), keywords: hitKeywords.subarray(0, positioned) },
       rowless,
@@ -537,8 +548,11 @@ export class PageIndex {
     // The hits of rows kept, and those without a row; rank() finds their rows among those kept.
     const kept = [...rowlessHits];
     for (let j = 0; j < positioned; j++) if (hitKept[j] === 1) kept.push(hitOrder[j]);
+    // Loops rather than typed arrays' from() with a function: at a million isotropic rows tens of thousands are kept.
+    const keptRows = new Int32Array(positions.length);
+    for (let j = 0; j < positions.length; j++) keptRows[j] = rowAt(positions[j]);
     return {
-      rows: Int32Array.from(positions, rowAt),
+      rows: keptRows,
       hits: { slots: Int32Array.from(kept, (h) => hits.slots[h]), ranks: Float64Array.from(kept, (h) => hits.ranks[h]) },
       level,
     };

@@ -85,11 +85,30 @@ export class KthOfStream {
   }
 }
 
+/** Scratch kept for the next search: at a million isotropic rows a fifth of them pass the first reach. */
+let nearScratch = new Int32Array(1024);
+let boundScratch = new Float64Array(1024);
+
+/** `buffer`, or a larger one holding its first `kept` values when it has no room for `size`. */
+function roomFor<T extends Int32Array | Float64Array>(buffer: T, size: number, kept: number): T {
+  if (size <= buffer.length) return buffer;
+  const grown = new (buffer.constructor as { new (length: number): T })(Math.max(size, buffer.length * 2));
+  grown.set(buffer.subarray(0, kept));
+  return grown;
+}
+
+/**
+ * Writes the bound of the rows at `count` of `positions` into `out` (in that order): called
+ * once for many rows, so that a level's bounds are computed in one loop over its columns.
+ */
+export type PositionBounds = (positions: Int32Array, count: number, out: Float64Array) => void;
+
 /**
  * The positions (increasing) of the scanned rows that may be among the k best, and for each
- * hit whether it is one of them (1) or not (0). `bound(position)` bounds the distance between a
- * row's approximate and exact cosine, and `widest` every bound; `rowless` are the exact
- * relevances of the hits without a row. `isHit` is scratch, 0 everywhere on entry and on return.
+ * hit whether it is one of them (1) or not (0). `bounds` gives the bounds of the distance
+ * between rows' approximate and exact cosines, and `widest` bounds every one; `rowless` are the
+ * exact relevances of the hits without a row. `isHit` is scratch, 0 everywhere on entry and on
+ * return.
  *
  * The threshold, the k-th best lowest relevance, is taken with the widest bound for the rows
  * that are not hits (lower than with their own bounds, so it keeps more rows, never fewer),
@@ -100,13 +119,13 @@ export class KthOfStream {
  */
 export function shortlistPositions(
   approx: Float32Array,
-  bound: (position: number) => number,
+  bounds: PositionBounds,
   widest: number,
   hits: PositionHits,
   rowless: readonly number[],
   { alpha, k, minRelevance }: ShortlistQuery,
   isHit: Uint8Array,
-): { positions: number[]; hitKept: Uint8Array } {
+): { positions: Int32Array; hitKept: Uint8Array } {
   const n = approx.length;
   const found = hits.positions.length;
   for (let h = 0; h < found; h++) isHit[hits.positions[h]] = 1;
@@ -125,19 +144,30 @@ export function shortlistPositions(
     for (let i = 0; i < n; i += SAMPLE_STRIDE) if (isHit[i] !== 1) sample.add(approx[i]);
     reach = reachOf(kthLargest(sample.values(), k));
   }
+  // First the rows not below that reach, in a loop that does nothing else (most rows are below
+  // it), then among those the rows not below the reach as the k-th best rises.
+  let near = nearScratch;
+  let nearCount = 0;
+  for (let i = 0; i < n; i++) {
+    if (approx[i] < reach) continue;
+    if (nearCount === near.length) nearScratch = near = roomFor(near, nearCount + 1, nearCount);
+    near[nearCount++] = i;
+  }
   const others = new KthOfStream(k);
   let floor = -Infinity;
-  const near: number[] = [];
-  for (let i = 0; i < n; i++) {
+  let kept = 0;
+  for (let j = 0; j < nearCount; j++) {
+    const i = near[j];
     const a = approx[i];
     if (a < reach || isHit[i] === 1) continue;
-    near.push(i);
+    near[kept++] = i;
     others.add(a);
     if (others.floor !== floor) {
       floor = others.floor;
       reach = Math.max(reach, reachOf(floor));
     }
   }
+  nearCount = kept;
   const lows = [...rowless];
   for (const a of others.values()) lows.push(alpha * semanticScore(a - widest));
   // A lower threshold from every hit with the widest bound; the hits that may reach it then
@@ -147,35 +177,47 @@ export function shortlistPositions(
   for (let h = 0; h < found; h++) wide.add(alpha * semanticScore(approx[hits.positions[h]] - widest) + hits.keywords[h]);
   const wideThreshold = kthLargest(wide.values(), k);
   const open: number[] = [];
-  const uppers: number[] = [];
+  const openPositions = new Int32Array(found);
   for (let h = 0; h < found; h++) {
     const position = hits.positions[h];
-    const a = approx[position];
-    if (alpha * semanticScore(a + widest) + hits.keywords[h] < wideThreshold) continue;
-    const b = bound(position);
+    if (alpha * semanticScore(approx[position] + widest) + hits.keywords[h] < wideThreshold) continue;
+    openPositions[open.length] = position;
     open.push(h);
-    lows.push(alpha * semanticScore(a - b) + hits.keywords[h]);
-    uppers.push(alpha * semanticScore(a + b) + hits.keywords[h]);
   }
+  boundScratch = roomFor(boundScratch, Math.max(open.length, nearCount), 0);
+  const bound = boundScratch;
+  bounds(openPositions, open.length, bound);
+  const uppers = new Float64Array(open.length);
+  open.forEach((h, j) => {
+    const a = approx[openPositions[j]];
+    lows.push(alpha * semanticScore(a - bound[j]) + hits.keywords[h]);
+    uppers[j] = alpha * semanticScore(a + bound[j]) + hits.keywords[h];
+  });
   const threshold = kthLargest(lows, k);
   // A row is kept when alpha x semantic(cosine + bound) reaches max(threshold, just above
   // min_relevance): a cosine below that over alpha, less the widest bound, cannot.
   const needed = Math.max(threshold, minRelevance);
   const cut = alpha > 0 ? needed / alpha - widest - 1e-9 : Infinity;
-  const positions: number[] = [];
-  for (const at of near) {
-    if (approx[at] < cut) continue;
-    const upper = alpha * semanticScore(approx[at] + bound(at));
-    if (upper >= threshold && upper > minRelevance) positions.push(at);
+  let reaching = 0;
+  for (let j = 0; j < nearCount; j++) if (approx[near[j]] >= cut) near[reaching++] = near[j];
+  bounds(near, reaching, bound);
+  const positions = new Int32Array(reaching + open.length);
+  kept = 0;
+  for (let j = 0; j < reaching; j++) {
+    const upper = alpha * semanticScore(approx[near[j]] + bound[j]);
+    if (upper >= threshold && upper > minRelevance) positions[kept++] = near[j];
   }
   for (let h = 0; h < found; h++) isHit[hits.positions[h]] = 0;
   const hitKept = new Uint8Array(found);
+  const nearKept = kept;
   open.forEach((h, j) => {
     if (uppers[j] >= threshold && uppers[j] > minRelevance) {
       hitKept[h] = 1;
-      positions.push(hits.positions[h]);
+      positions[kept++] = hits.positions[h];
     }
   });
-  positions.sort((x, y) => x - y);
-  return { positions, hitKept };
+  // The near rows are in order: only the hits' need sorting in.
+  const out = positions.subarray(0, kept);
+  if (kept > nearKept) out.sort();
+  return { positions: out, hitKept };
 }

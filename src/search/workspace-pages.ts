@@ -101,6 +101,12 @@ export class WorkspacePages {
   vectors: RowVectors;
   /** Row -> a bound on its code's error (store/vector-codes.ts). */
   rowError = new Float32Array(FIRST_SLOTS);
+  /**
+   * Row -> its bits' a (bitAgreement()), which sets its first-level bound: the same as in the
+   * bits' blocks, where a search reading those of tens of thousands of rows reads a page of
+   * memory for each (6.6 KB a block of 32 rows).
+   */
+  rowAgreement = new Float32Array(FIRST_SLOTS);
   /** Row -> 1 where its vector is of the superseded offline model (scored with a query embedded by that model). */
   rowSuperseded = new Uint8Array(FIRST_SLOTS);
   /** How many rows are of the superseded model. */
@@ -233,6 +239,8 @@ export class WorkspacePages {
     this.reserve(rows);
     this.rowSlot.set(state.rowSlot);
     this.rowError.set(state.rowError);
+    // A row of bits keeps its a after its bits, its factor and its count of bits set.
+    for (let row = 0; row < rows; row++) this.rowAgreement[row] = this.bits.float32At(row, CODE_SPACE.bitBytes + 8);
     this.rowSuperseded.set(state.rowSuperseded);
     this.supersededRows = state.rowSuperseded.reduce((sum, s) => sum + s, 0);
     this.maxNorm = state.maxNorm;
@@ -275,6 +283,7 @@ export class WorkspacePages {
     if (rows > this.rowError.length) {
       const size = Math.max(rows, this.rowError.length * 2);
       this.rowError = grown(this.rowError, size);
+      this.rowAgreement = grown(this.rowAgreement, size);
       this.rowSlot = grown(this.rowSlot, size);
       this.rowSuperseded = grown(this.rowSuperseded, size);
     }
@@ -325,9 +334,11 @@ export class WorkspacePages {
       const row = this.codes.appendCodes(code.bytes);
       const bits = bitRow(CODE_SPACE, code.bytes, this.bitScratch);
       this.bits.appendCodes(bits);
-      this.minAgreement = Math.min(this.minAgreement, bitAgreement(CODE_SPACE, bits));
+      const agreement = bitAgreement(CODE_SPACE, bits);
+      this.minAgreement = Math.min(this.minAgreement, agreement);
       this.reserve(row + 1);
       this.rowError[row] = code.error;
+      this.rowAgreement[row] = agreement;
       this.rowSuperseded[row] = page.superseded ? 1 : 0;
       if (page.superseded) this.supersededRows++;
       this.maxNorm = Math.max(this.maxNorm, code.norm);
@@ -361,6 +372,7 @@ export class WorkspacePages {
         this.codes.copyRow(last, row);
         this.bits.copyRow(last, row);
         this.rowError[row] = this.rowError[last];
+        this.rowAgreement[row] = this.rowAgreement[last];
         this.rowSuperseded[row] = this.rowSuperseded[last];
         const moved = this.rowSlot[last];
         this.rowSlot[row] = moved;

@@ -55,7 +55,17 @@ describe('shortlist', () => {
       const hits = { positions: Int32Array.from(hitPositions), keywords: Float64Array.from(hitPositions, (i) => keywordAt[i]) };
       const rowless = alpha < 1 ? Array.from({ length: Math.floor(next() * 5) }, () => (1 - alpha) * next() * 0.6) : [];
       const isHit = new Uint8Array(n);
-      const { positions, hitKept } = shortlistPositions(approx, (at) => bounds[at], widest, hits, rowless, { alpha, k, minRelevance }, isHit);
+      const { positions, hitKept } = shortlistPositions(
+        approx,
+        (at, count, out) => {
+          for (let i = 0; i < count; i++) out[i] = bounds[at[i]];
+        },
+        widest,
+        hits,
+        rowless,
+        { alpha, k, minRelevance },
+        isHit,
+      );
 
       const relevance = exact.map((e, i) => alpha * semanticScore(e) + keywordAt[i]);
       const kth = kthLargest([...relevance, ...rowless], k);
@@ -64,7 +74,7 @@ describe('shortlist', () => {
         if (relevance[i] >= kth && relevance[i] > minRelevance) expect(kept.has(i), `trial ${trial}, row ${i}`).toBe(true);
       }
       hitPositions.forEach((position, j) => expect(hitKept[j] === 1).toBe(kept.has(position)));
-      expect(positions).toEqual([...positions].sort((a, b) => a - b));
+      expect([...positions]).toEqual([...positions].sort((a, b) => a - b));
       expect(new Set(positions).size).toBe(positions.length);
       expect(isHit.every((v) => v === 0)).toBe(true);
       left += n - positions.length;
@@ -97,7 +107,7 @@ describe('shortlist', () => {
         }
       }
       const hits = { positions: Int32Array.from(hitPositions), keywords: Float64Array.from(hitPositions, (i) => keywordAt[i]) };
-      const { positions } = shortlistPositions(approx, () => widest, widest, hits, [], { alpha, k, minRelevance: 0 }, new Uint8Array(n));
+      const { positions } = shortlistPositions(approx, (_, count, out) => out.fill(widest, 0, count), widest, hits, [], { alpha, k, minRelevance: 0 }, new Uint8Array(n));
       const relevance = exact.map((e, i) => alpha * semanticScore(e) + keywordAt[i]);
       const kth = kthLargest(relevance, k);
       const kept = new Set(positions);
