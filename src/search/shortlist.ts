@@ -177,13 +177,11 @@ export function shortlistPositions(
   for (let h = 0; h < found; h++) wide.add(alpha * semanticScore(approx[hits.positions[h]] - widest) + hits.keywords[h]);
   const wideThreshold = kthLargest(wide.values(), k);
   const open: number[] = [];
-  const openPositions = new Int32Array(found);
   for (let h = 0; h < found; h++) {
-    const position = hits.positions[h];
-    if (alpha * semanticScore(approx[position] + widest) + hits.keywords[h] < wideThreshold) continue;
-    openPositions[open.length] = position;
-    open.push(h);
+    if (!(alpha * semanticScore(approx[hits.positions[h]] + widest) + hits.keywords[h] < wideThreshold)) open.push(h);
   }
+  const openPositions = new Int32Array(open.length);
+  open.forEach((h, j) => (openPositions[j] = hits.positions[h]));
   boundScratch = roomFor(boundScratch, Math.max(open.length, nearCount), 0);
   const bound = boundScratch;
   bounds(openPositions, open.length, bound);
