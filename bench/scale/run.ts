@@ -176,25 +176,26 @@ interface Timing {
 }
 
 /**
- * Each mode's latency: its default searches one after another, then the same queries with
+ * Each mode's latency: every mode's default searches, mode after mode, then the same queries with
  * `exact: true`. At a million pages an exact search reads the whole vector file (6 GB), and a
  * default search right after one ran 5-10 ms slower on this machine than after another default
- * search (README.md): sent in turn, the exact searches would be timed into the defaults'.
+ * search (README.md): sent in turn, or before the next mode's, the exact searches would be timed
+ * into the defaults'.
  */
 async function timeModes(port: number, vectors: VectorSet): Promise<Timing[]> {
-  const timings: Timing[] = [];
-  for (const mode of MODES) {
-    const fast: number[] = [];
-    const exact: number[] = [];
+  const fast = MODES.map(() => [] as number[]);
+  const exact = MODES.map(() => [] as number[]);
+  for (const [m, mode] of MODES.entries()) {
     for (let i = 0; i < 10; i++) await search(port, mode.body(vectors, 10_000 + i), false);
     const started = performance.now();
-    for (let i = 0; i < timedQueries; i++) fast.push((await search(port, mode.body(vectors, i), false)).ms);
-    for (let i = 0; i < timedQueries; i++) exact.push((await search(port, mode.body(vectors, i), true)).ms);
+    for (let i = 0; i < timedQueries; i++) fast[m].push((await search(port, mode.body(vectors, i), false)).ms);
     // The profile's clock (CLOCK_MONOTONIC in microseconds), to read each mode's part of it.
     if (args.profile) log(`${mode.name} on the profile's clock: ${monotonicMicros(started)} to ${monotonicMicros(performance.now())}`);
-    timings.push({ p50: percentile(fast, 50), p99: percentile(fast, 99), exactP50: percentile(exact, 50), exactP99: percentile(exact, 99) });
   }
-  return timings;
+  for (const [m, mode] of MODES.entries()) {
+    for (let i = 0; i < timedQueries; i++) exact[m].push((await search(port, mode.body(vectors, i), true)).ms);
+  }
+  return MODES.map((_, m) => ({ p50: percentile(fast[m], 50), p99: percentile(fast[m], 99), exactP50: percentile(exact[m], 50), exactP99: percentile(exact[m], 99) }));
 }
 
 interface Recall {

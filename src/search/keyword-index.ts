@@ -59,13 +59,14 @@ function lengthNorm(distinctLexemes: number): number {
 }
 
 /**
- * best() tries to leave part of the query's lists unread where its longest list holds at least
- * this many postings and this share of all of them (measured in process at 300k pages: a rare
- * pair with a common word 2.8 -> 1.5 ms at p50; a pair of like lists gains nothing, and trying
- * cost them one list read twice).
+ * A page's distinct lexemes as its slot's length code holds them: 1 to LONG - 1; LONG stands for
+ * a page of more (its norm is kept apart), 0 for a removed page (or one without any lexeme).
  */
-const PRUNE_MIN_POSTINGS = 20_000;
-const PRUNE_SHARE = 2 / 3;
+const LONG = 0xffff;
+/** Slots whose shares merge() adds up at a time: 128 KB of shares, and their lengths, in a core's cache. */
+const WINDOW = 16384;
+/** The length normaliser of each length code below LONG, so that a slot's costs 2 bytes, not 8. */
+const NORMS = Float64Array.from({ length: LONG }, (_, distinctLexemes) => lengthNorm(distinctLexemes));
 
 /** Slots stay below this (a page index holds at most this many pages, live or removed, between compactions). */
 export const MAX_SLOTS = 2 ** 24;
@@ -80,7 +81,7 @@ export interface KeywordHits {
 export interface KeywordState {
   lexemes: LexemeState;
   postings: PostingState;
-  /** Per slot up to the next one to add. */
+  /** Per slot up to the next one to add: its length normaliser (0 for a removed page). */
   norms: Float64Array;
   live: Uint8Array;
 }
@@ -92,17 +93,16 @@ export class KeywordIndex {
   /** Scratch of addTsvectorBytes(): the page's lexeme ids and term frequencies (holdTerm). */
   private pageIds = new Int32Array(256);
   private pageTfs = new Int32Array(256);
-  private norms = new Float64Array(1024);
-  private live = new Uint8Array(1024);
-  /**
-   * Per lexeme id, the largest tf / (tf + norm) of its postings (a bound of what the lexeme adds
-   * to a page's share, over its weight x (K1 + 1)), or 0 until best() first asks for it; kept
-   * up to date by appends from then on (a removal leaves it a bound).
-   */
-  private ratioBounds = new Float64Array(1024);
-  /** Scratch of rank(): the accumulator (all zeros between calls), the slots it touched, the hits. */
-  private scratch = new Float64Array(1024);
-  private touched = new Int32Array(1024);
+  /** Per slot, its page's length code (LONG): 2 bytes a page where its norm as a float64 took 8, and a live flag 1 more. */
+  private lengths = new Uint16Array(1024);
+  /** The norms of the live pages of LONG, by slot. */
+  private longNorms = new Map<number, number>();
+  /** Scratch of merge(): the query's lists decoded one after another, each ended by END (slots above any). */
+  private listSlots = new Int32Array(1024);
+  private listTfs = new Uint16Array(1024);
+  /** Scratch of merge(): the shares of a window of slots, all 0 between calls. */
+  private window = new Float64Array(WINDOW);
+  /** Scratch of rank() and best(): the hits. */
   private hitSlots = new Int32Array(1024);
   private hitRanks = new Float64Array(1024);
   private nextSlot = 0;
@@ -116,15 +116,8 @@ export class KeywordIndex {
   /** Indexes the page in `slot`, whose terms are distinct lexemes (as a tsvector's); slots must be added in increasing order. */
   add(slot: number, terms: readonly TermCount[]): void {
     this.startPage(slot);
-    const norm = lengthNorm(terms.length);
-    for (const { lexeme, tf } of terms) this.appendPosting(this.idOf(lexeme, 0, lexeme.length), slot, tf, norm);
+    for (const { lexeme, tf } of terms) this.lists.append(this.idOf(lexeme, 0, lexeme.length), slot, tf);
     this.endPage(slot, terms.length);
-  }
-
-  private appendPosting(id: number, slot: number, tf: number, norm: number): void {
-    this.lists.append(id, slot, tf);
-    // The stored tf is capped as the list caps it (tfOf reads it back so); a larger one only widens the bound.
-    if (this.ratioBounds[id] > 0) this.ratioBounds[id] = Math.max(this.ratioBounds[id], tf / (tf + norm));
   }
 
   /**
@@ -166,8 +159,7 @@ export class KeywordIndex {
 
   /** Adds the `count` held lexemes as the page in `slot`: a page read in full, never in part. */
   private addHeldTerms(slot: number, count: number): void {
-    const norm = lengthNorm(count);
-    for (let t = 0; t < count; t++) this.appendPosting(this.pageIds[t], slot, this.pageTfs[t], norm);
+    for (let t = 0; t < count; t++) this.lists.append(this.pageIds[t], slot, this.pageTfs[t]);
     this.endPage(slot, count);
   }
 
@@ -189,20 +181,8 @@ export class KeywordIndex {
 
   /** `id`, given an empty list if its lexeme is new. */
   private listed(id: number): number {
-    if (id === this.lists.size) {
-      this.lists.addList();
-      if (id === this.ratioBounds.length) this.ratioBounds = grown(this.ratioBounds, 2 * id);
-    }
+    if (id === this.lists.size) this.lists.addList();
     return id;
-  }
-
-  /** ratioBounds[id], read from the list at its first use. */
-  private ratioBoundOf(id: number): number {
-    if (this.ratioBounds[id] > 0) return this.ratioBounds[id];
-    const { slots, tfs, length } = this.lists.decode(id);
-    let bound = 0;
-    for (let j = 0; j < length; j++) bound = Math.max(bound, tfs[j] / (tfs[j] + this.norms[slots[j]]));
-    return (this.ratioBounds[id] = bound);
   }
 
   /** Packs the posting lists tight, once a workspace's load has ended (see PostingLists.trim). */
@@ -217,33 +197,46 @@ export class KeywordIndex {
 
   private endPage(slot: number, distinctLexemes: number): void {
     this.nextSlot = slot + 1;
-    this.norms[slot] = lengthNorm(distinctLexemes);
-    this.live[slot] = 1;
+    this.setNorm(slot, lengthNorm(distinctLexemes), distinctLexemes);
     this.postings += distinctLexemes;
+  }
+
+  /** Sets the length code of the live page in `slot`, of `norm` (made of its `distinctLexemes`, when known). */
+  private setNorm(slot: number, norm: number, distinctLexemes = Math.round(((norm / RANK.K1 - 1 + RANK.B) * RANK.L) / RANK.B)): void {
+    // A page of no lexeme is never a hit, and a snapshot's norm is kept as it was read.
+    const code = distinctLexemes > 0 && distinctLexemes < LONG && NORMS[distinctLexemes] === norm ? distinctLexemes : distinctLexemes === 0 ? 0 : LONG;
+    this.lengths[slot] = code;
+    if (code === LONG) this.longNorms.set(slot, norm);
+    else this.longNorms.delete(slot);
+  }
+
+  /** The length normaliser of the page in `slot` of length code `code` (not 0). */
+  private normOf(slot: number, code: number): number {
+    return code === LONG ? this.longNorms.get(slot)! : NORMS[code];
   }
 
   /** Forgets the page in `slot`: its postings stay until compact() and are skipped. */
   remove(slot: number): void {
-    this.live[slot] = 0;
+    this.lengths[slot] = 0;
+    this.longNorms.delete(slot);
   }
 
   /**
-   * The rank r of every live page holding a query lexeme that `accepts` lets through: its
-   * share of the query's weight (accumulate()) made r by rankOfShare.
+   * The rank r of every live page holding a query lexeme that `accepts` lets through: its share
+   * of the query's weight (merge()) made r by rankOfShare.
    */
   rank(query: readonly QueryTerm[], accepts: ((slot: number) => boolean) | null): KeywordHits {
-    const count = this.accumulate(query);
-    const acc = this.scratch;
+    const count = this.merge(query);
+    const { hitSlots, hitRanks } = this;
     let kept = 0;
-    for (let t = 0; t < count; t++) {
-      const slot = this.touched[t];
+    for (let h = 0; h < count; h++) {
+      const slot = hitSlots[h];
       if (accepts === null || accepts(slot)) {
-        this.hitSlots[kept] = slot;
-        this.hitRanks[kept++] = rankOfShare(acc[slot]);
+        hitSlots[kept] = slot;
+        hitRanks[kept++] = rankOfShare(hitRanks[h]);
       }
-      acc[slot] = 0;
     }
-    return { slots: this.hitSlots.subarray(0, kept), ranks: this.hitRanks.subarray(0, kept) };
+    return { slots: hitSlots.subarray(0, kept), ranks: hitRanks.subarray(0, kept) };
   }
 
   /**
@@ -253,135 +246,91 @@ export class KeywordIndex {
    * search ranks by rank alone (alpha 0, or no query vector) needs only these.
    */
   best(query: readonly QueryTerm[], k: number, accepts: ((slot: number) => boolean) | null): KeywordHits {
-    const pruned = this.bestPruned(query, k, accepts);
-    if (pruned) return pruned;
-    const count = this.accumulate(query);
-    const acc = this.scratch;
-    const { touched } = this;
+    const count = this.merge(query);
+    const { hitSlots, hitRanks } = this;
     const shares = new KthOfStream(k);
-    // One pass: a share below the k-th best so far (less the margin) is below the cut, and its
-    // slot is cleared at once; the others are listed (in touched, behind the pass) for a second.
+    // One pass: a share below the k-th best so far (less the margin) is below the cut; the
+    // others are listed (behind the pass) for a second.
     let listed = 0;
-    for (let t = 0; t < count; t++) {
-      const slot = touched[t];
-      const share = acc[slot];
-      if ((accepts === null || accepts(slot)) && share >= shares.floor * (1 - 1e-9)) {
+    for (let h = 0; h < count; h++) {
+      const share = hitRanks[h];
+      if (share >= shares.floor * (1 - 1e-9) && (accepts === null || accepts(hitSlots[h]))) {
         shares.add(share);
-        touched[listed++] = slot;
-      } else {
-        acc[slot] = 0;
+        hitSlots[listed] = hitSlots[h];
+        hitRanks[listed++] = share;
       }
     }
     const cut = kthLargest(shares.values(), k) * (1 - 1e-9);
     let kept = 0;
-    for (let t = 0; t < listed; t++) {
-      const slot = touched[t];
-      const share = acc[slot];
+    for (let h = 0; h < listed; h++) {
+      const share = hitRanks[h];
       if (share > 0 && share >= cut) {
-        this.hitSlots[kept] = slot;
-        this.hitRanks[kept++] = rankOfShare(share);
+        hitSlots[kept] = hitSlots[h];
+        hitRanks[kept++] = rankOfShare(share);
       }
-      acc[slot] = 0;
     }
-    return { slots: this.hitSlots.subarray(0, kept), ranks: this.hitRanks.subarray(0, kept) };
+    return { slots: hitSlots.subarray(0, kept), ranks: hitRanks.subarray(0, kept) };
   }
 
   /**
-   * best() by MaxScore (Turtle and Flood), where the query's lists hold enough postings to pay:
-   * the lexemes are read in decreasing order of what each may add to a share (its weight x
-   * (K1 + 1) x its ratio bound) until what the unread ones may add together is below the k-th
-   * best share so far (shares only grow, so the k-th best at the end is no lower): a page none
-   * of the read lists holds cannot reach the cut, nor one whose share so far plus that falls
-   * below it. The pages left are scored again, each lexeme's list in the query's order as
-   * accumulate() adds them (bit for bit the same shares), reading only the blocks that hold
-   * them. Null, with the scratch clean, when the bound never falls low enough.
+   * Each live page holding a query lexeme into hitSlots, and its share of the query's weight into
+   * hitRanks, where each matched lexeme adds (weight / queryWeight) x tf x (K1 + 1) / (tf + K1 (1 -
+   * B + B len / L)); returns how many. The query's lists are decoded, then added lexeme by lexeme in
+   * the query's order (as rankOf() adds them: the same bits) a window of WINDOW slots at a time, so
+   * that the shares and lengths a window reads stay in the core's cache: at a million pages,
+   * adding each whole list in turn into shares by slot read 16 MB of shares and norms at random,
+   * three times as slow.
    */
-  private bestPruned(query: readonly QueryTerm[], k: number, accepts: ((slot: number) => boolean) | null): KeywordHits | null {
+  private merge(query: readonly QueryTerm[]): number {
     const total = queryWeight(query);
-    if (!(total > 0)) return null;
-    const gain = RANK.K1 + 1;
+    // Weights are positive idfs; a query of none matches nothing.
+    if (!(total > 0)) return 0;
     const ids: number[] = [];
     const weights: number[] = [];
-    let postings = 0;
-    let longest = 0;
+    let room = 0;
     for (const term of query) {
       const id = this.lexemes.find(term.lexeme);
       if (id < 0) continue;
       ids.push(id);
       weights.push(term.weight / total);
-      postings += this.lists.lengthOf(id);
-      longest = Math.max(longest, this.lists.lengthOf(id));
+      room += this.lists.lengthOf(id) + 1;
     }
-    // What it may leave unread is a long list beside shorter ones: lists of one length (words
-    // of like weights) are read in full whatever the order, so they are not tried.
-    if (ids.length < 2 || longest < PRUNE_MIN_POSTINGS || longest < PRUNE_SHARE * postings) return null;
-    const bounds = ids.map((id, i) => weights[i] * gain * this.ratioBoundOf(id));
-    const order = ids.map((_, i) => i).sort((a, b) => bounds[b] - bounds[a] || a - b);
-    const acc = this.scratch;
-    const arrays = { gain, norms: this.norms, live: this.live, acc, touched: this.touched };
-    let unread = bounds.reduce((sum, b) => sum + b, 0);
+    if (room > this.listSlots.length) {
+      this.listSlots = new Int32Array(Math.max(room, 2 * this.listSlots.length));
+      this.listTfs = new Uint16Array(this.listSlots.length);
+    }
+    const { listSlots: slots, listTfs: tfs, lengths, hitSlots, hitRanks } = this;
+    const lists = ids.length;
+    const heads = new Int32Array(lists);
+    let at = 0;
+    for (let i = 0; i < lists; i++) {
+      heads[i] = at;
+      at = this.lists.decodeInto(ids[i], slots, tfs, at);
+    }
+    const gain = RANK.K1 + 1;
+    const { window: acc, longNorms } = this;
     let count = 0;
-    // Rounding: the bounds summed and subtracted (reach), the shares added in another order (floor).
-    let reach = Infinity;
-    let floor = -Infinity;
-    for (let read = 0; read < order.length - 1 && !(reach < floor); read++) {
-      const i = order[read];
-      count = this.lists.accumulate(ids[i], weights[i], arrays, count);
-      unread -= bounds[i];
-      reach = unread * (1 + 1e-12);
-      floor = this.kthShare(count, k, accepts) * (1 - 1e-9);
-    }
-    const { touched } = this;
-    if (!(reach < floor)) {
-      for (let t = 0; t < count; t++) acc[touched[t]] = 0;
-      return null;
-    }
-    let kept = 0;
-    for (let t = 0; t < count; t++) {
-      const slot = touched[t];
-      if ((accepts === null || accepts(slot)) && acc[slot] + reach >= floor) touched[kept++] = slot;
-      acc[slot] = 0;
-    }
-    const candidates = touched.subarray(0, kept).sort();
-    for (let i = 0; i < ids.length; i++) this.lists.accumulateOnly(ids[i], weights[i], arrays, candidates);
-    const cut = this.kthShare(kept, k, null) * (1 - 1e-9);
-    let hits = 0;
-    for (const slot of candidates) {
-      const share = acc[slot];
-      if (share > 0 && share >= cut) {
-        this.hitSlots[hits] = slot;
-        this.hitRanks[hits++] = rankOfShare(share);
+    for (let base = 0; base < this.nextSlot; base += WINDOW) {
+      const limit = base + WINDOW;
+      const first = count;
+      for (let i = 0; i < lists; i++) {
+        const weight = weights[i];
+        let head = heads[i];
+        for (let slot = slots[head]; slot < limit; slot = slots[++head]) {
+          const code = lengths[slot];
+          if (code === 0) continue;
+          const tf = tfs[head];
+          const at = slot - base;
+          if (acc[at] === 0) hitSlots[count++] = slot;
+          acc[at] += (weight * tf * gain) / (tf + (code === LONG ? longNorms.get(slot)! : NORMS[code]));
+        }
+        heads[i] = head;
       }
-      acc[slot] = 0;
-    }
-    return { slots: this.hitSlots.subarray(0, hits), ranks: this.hitRanks.subarray(0, hits) };
-  }
-
-  /** The k-th largest share in scratch of the first `count` touched slots that `accepts` lets through (-Infinity for fewer). */
-  private kthShare(count: number, k: number, accepts: ((slot: number) => boolean) | null): number {
-    const shares = new KthOfStream(k);
-    for (let t = 0; t < count; t++) {
-      const slot = this.touched[t];
-      if (accepts === null || accepts(slot)) shares.add(this.scratch[slot]);
-    }
-    return kthLargest(shares.values(), k);
-  }
-
-  /**
-   * Each live page's share of the query's weight by term-at-a-time accumulation into scratch,
-   * where each matched lexeme adds (weight / queryWeight) x tf x (K1 + 1) / (tf + K1 (1 - B + B
-   * len / L)); returns how many pages it touched (listed first in `touched`).
-   */
-  private accumulate(query: readonly QueryTerm[]): number {
-    const { K1 } = RANK;
-    const arrays = { gain: K1 + 1, norms: this.norms, live: this.live, acc: this.scratch, touched: this.touched };
-    const total = queryWeight(query);
-    // Weights are positive idfs; a query of none matches nothing.
-    if (!(total > 0)) return 0;
-    let count = 0;
-    for (const term of query) {
-      const id = this.lexemes.find(term.lexeme);
-      if (id >= 0) count = this.lists.accumulate(id, term.weight / total, arrays, count);
+      for (let h = first; h < count; h++) {
+        const at = hitSlots[h] - base;
+        hitRanks[h] = acc[at];
+        acc[at] = 0;
+      }
     }
     return count;
   }
@@ -390,13 +339,15 @@ export class KeywordIndex {
   rankOf(query: readonly QueryTerm[], slot: number): number {
     const { K1 } = RANK;
     const total = queryWeight(query);
-    if (this.live[slot] === 0 || !(total > 0)) return 0;
+    const code = this.lengths[slot];
+    if (code === 0 || !(total > 0)) return 0;
+    const norm = this.normOf(slot, code);
     let share = 0;
     for (const term of query) {
       const id = this.lexemes.find(term.lexeme);
       const tf = id < 0 ? 0 : this.lists.tfOf(id, slot);
       if (tf === 0) continue;
-      share += ((term.weight / total) * tf * (K1 + 1)) / (tf + this.norms[slot]);
+      share += ((term.weight / total) * tf * (K1 + 1)) / (tf + norm);
     }
     return rankOfShare(share);
   }
@@ -415,7 +366,7 @@ export class KeywordIndex {
     const { slots, length } = this.lists.decode(shortest);
     for (let j = 0; j < length; j++) {
       const slot = slots[j];
-      if (this.live[slot] === 1 && rest.every((id) => this.lists.tfOf(id, slot) > 0)) return true;
+      if (this.lengths[slot] !== 0 && rest.every((id) => this.lists.tfOf(id, slot) > 0)) return true;
     }
     return false;
   }
@@ -429,27 +380,33 @@ export class KeywordIndex {
     const { lists, kept } = this.lists.compacted(remap);
     this.lists = lists;
     this.lexemes.retain(kept);
-    this.ratioBounds = new Float64Array(Math.max(1024, lists.size));
     this.postings = 0;
     for (let id = 0; id < lists.size; id++) this.postings += lists.lengthOf(id);
-    const norms = new Float64Array(Math.max(1024, slots));
-    const live = new Uint8Array(norms.length);
+    const lengths = new Uint16Array(Math.max(1024, slots));
+    const longNorms = new Map<number, number>();
     for (let old = 0; old < remap.length; old++) {
       const to = remap[old];
-      if (to >= 0) {
-        norms[to] = this.norms[old];
-        live[to] = 1;
-      }
+      if (to < 0) continue;
+      lengths[to] = this.lengths[old];
+      if (lengths[to] === LONG) longNorms.set(to, this.longNorms.get(old)!);
     }
-    this.norms = norms;
-    this.live = live;
-    this.sizeScratch(norms.length);
+    this.lengths = lengths;
+    this.longNorms = longNorms;
+    this.sizeScratch(lengths.length);
     this.nextSlot = slots;
   }
 
   /** The index as a snapshot keeps it, copied: removed pages' postings too (their slots are not live). */
   state(): KeywordState {
-    return { lexemes: this.lexemes.state(), postings: this.lists.state(), norms: this.norms.slice(0, this.nextSlot), live: this.live.slice(0, this.nextSlot) };
+    const norms = new Float64Array(this.nextSlot);
+    const live = new Uint8Array(this.nextSlot);
+    for (let slot = 0; slot < this.nextSlot; slot++) {
+      const code = this.lengths[slot];
+      if (code === 0) continue;
+      norms[slot] = this.normOf(slot, code);
+      live[slot] = 1;
+    }
+    return { lexemes: this.lexemes.state(), postings: this.lists.state(), norms, live };
   }
 
   /** The index a snapshot kept, its lists packed as trim() leaves them. */
@@ -459,37 +416,28 @@ export class KeywordIndex {
     if (state.live.length !== slots || state.postings.lengths.length !== state.lexemes.lengths.length) throw new RangeError('a snapshot of the keyword index does not add up');
     index.lexemes = LexemeTable.restored(state.lexemes);
     index.lists = PostingLists.restored(state.postings, slots);
-    index.ratioBounds = new Float64Array(Math.max(1024, index.lists.size));
     for (let id = 0; id < index.lists.size; id++) index.postings += index.lists.lengthOf(id);
     index.ensure(Math.max(1024, slots));
-    index.norms.set(state.norms);
-    index.live.set(state.live);
+    for (let slot = 0; slot < slots; slot++) if (state.live[slot] === 1) index.setNorm(slot, state.norms[slot]);
     index.nextSlot = slots;
     return index;
   }
 
   /** Bytes held by postings, lexemes and per-slot arrays (not counting the lexeme strings). */
   byteLength(): number {
-    let bytes = this.norms.byteLength + this.live.byteLength + this.lists.byteLength() + this.lexemes.byteLength();
-    for (const scratch of [this.scratch, this.touched, this.hitSlots, this.hitRanks]) bytes += scratch.byteLength;
+    let bytes = this.lengths.byteLength + 16 * this.longNorms.size + this.lists.byteLength() + this.lexemes.byteLength();
+    for (const scratch of [this.listSlots, this.listTfs, this.hitSlots, this.hitRanks]) bytes += scratch.byteLength;
     return bytes;
   }
 
   private ensure(slots: number): void {
-    if (slots <= this.norms.length) return;
-    const size = Math.max(slots, this.norms.length * 2);
-    const norms = new Float64Array(size);
-    norms.set(this.norms);
-    const live = new Uint8Array(size);
-    live.set(this.live);
-    this.norms = norms;
-    this.live = live;
+    if (slots <= this.lengths.length) return;
+    const size = Math.max(slots, this.lengths.length * 2);
+    this.lengths = grown(this.lengths, size);
     this.sizeScratch(size);
   }
 
   private sizeScratch(slots: number): void {
-    this.scratch = new Float64Array(slots);
-    this.touched = new Int32Array(slots);
     this.hitSlots = new Int32Array(slots);
     this.hitRanks = new Float64Array(slots);
   }

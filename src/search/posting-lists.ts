@@ -10,6 +10,9 @@
 // on their first slots, then reading one block.
 import { grown } from './lexeme-table.js';
 
+/** The slot that ends a list decodeInto() wrote: above every slot. */
+export const END = 2 ** 31 - 1;
+
 /** Postings per block: a search for one slot reads at most this many. */
 const BLOCK = 128;
 /** The most bytes one append writes: a block's header, a 4-byte varint and a tf byte. */
@@ -35,15 +38,6 @@ function spareFor(bytes: number): number {
 export interface PostingState {
   lengths: Int32Array<ArrayBuffer>;
   bytes: Uint8Array<ArrayBuffer>;
-}
-
-/** What accumulate() reads and adds to, by slot: the keyword index's arrays and scratch, and its K1 + 1. */
-export interface RankArrays {
-  gain: number;
-  norms: Float64Array;
-  live: Uint8Array;
-  acc: Float64Array;
-  touched: Int32Array;
 }
 
 /** A list decoded: its slots and term frequencies, views of scratch valid until the next decode. */
@@ -121,123 +115,48 @@ export class PostingLists {
 
   /** List `id` decoded into scratch. */
   decode(id: number): DecodedList {
-    const span = FIELDS * id;
-    const length = this.spans[span + COUNT];
-    if (length > this.slotScratch.length) {
-      this.slotScratch = new Int32Array(Math.max(length, 2 * this.slotScratch.length));
+    const length = this.spans[FIELDS * id + COUNT];
+    if (length >= this.slotScratch.length) {
+      this.slotScratch = new Int32Array(Math.max(length + 1, 2 * this.slotScratch.length));
       this.tfScratch = new Uint16Array(this.slotScratch.length);
     }
-    const slots = this.slotScratch;
-    const tfs = this.tfScratch;
+    this.decodeInto(id, this.slotScratch, this.tfScratch, 0);
+    return { slots: this.slotScratch, tfs: this.tfScratch, length };
+  }
+
+  /**
+   * Writes list `id`'s slots and term frequencies into `slots` and `tfs` from `at` on, then END
+   * into `slots`; returns the position after END. The arrays must have room for them.
+   */
+  decodeInto(id: number, slots: Int32Array, tfs: Uint16Array, at: number): number {
+    const span = FIELDS * id;
     const arena = this.arena;
-    let at = this.spans[span + START];
-    const end = at + this.spans[span + BYTES];
-    let n = 0;
-    while (at < end) {
-      const bodyEnd = at + 2 + (arena[at] | (arena[at + 1] << 8));
-      at += 2;
+    let from = this.spans[span + START];
+    const end = from + this.spans[span + BYTES];
+    let n = at;
+    while (from < end) {
+      const bodyEnd = from + 2 + (arena[from] | (arena[from + 1] << 8));
+      from += 2;
       let slot = -1;
-      while (at < bodyEnd) {
-        let b = arena[at++];
+      while (from < bodyEnd) {
+        let b = arena[from++];
         let code = b & 0x7f;
         if (b >= 0x80) {
-          b = arena[at++];
+          b = arena[from++];
           code |= (b & 0x7f) << 7;
           if (b >= 0x80) {
-            b = arena[at++];
+            b = arena[from++];
             code |= (b & 0x7f) << 14;
-            if (b >= 0x80) code |= arena[at++] << 21;
+            if (b >= 0x80) code |= arena[from++] << 21;
           }
         }
         slot += (code >>> 1) + 1;
         slots[n] = slot;
-        tfs[n++] = (code & 1) === 1 ? arena[at++] + 2 : 1;
+        tfs[n++] = (code & 1) === 1 ? arena[from++] + 2 : 1;
       }
     }
-    return { slots, tfs, length: n };
-  }
-
-  /**
-   * Adds each live posting's part of the keyword rank, `weight` x tf x gain / (tf + norms[slot])
-   * (in that order, as KeywordIndex.rankOf() computes it, so both give the same bits), to
-   * acc[slot], listing in `touched` from `count` on the slots it was 0 for; returns the new count.
-   * Decoded as it goes (twice the speed of decode() and a second pass: 0.07 against 0.13 ms a
-   * query at 100k pages).
-   */
-  accumulate(id: number, weight: number, { gain, norms, live, acc, touched }: RankArrays, count: number): number {
-    const span = FIELDS * id;
-    const arena = this.arena;
-    let at = this.spans[span + START];
-    const end = at + this.spans[span + BYTES];
-    while (at < end) {
-      const bodyEnd = at + 2 + (arena[at] | (arena[at + 1] << 8));
-      at += 2;
-      let slot = -1;
-      while (at < bodyEnd) {
-        let b = arena[at++];
-        let code = b & 0x7f;
-        if (b >= 0x80) {
-          b = arena[at++];
-          code |= (b & 0x7f) << 7;
-          if (b >= 0x80) {
-            b = arena[at++];
-            code |= (b & 0x7f) << 14;
-            if (b >= 0x80) code |= arena[at++] << 21;
-          }
-        }
-        slot += (code >>> 1) + 1;
-        const tf = (code & 1) === 1 ? arena[at++] + 2 : 1;
-        if (live[slot] === 0) continue;
-        if (acc[slot] === 0) touched[count++] = slot;
-        acc[slot] += (weight * tf * gain) / (tf + norms[slot]);
-      }
-    }
-    return count;
-  }
-
-  /**
-   * As accumulate(), for the slots of `candidates` (increasing, live) only, with each one's
-   * part computed as accumulate() computes it: a block whose slots cannot hold the next
-   * candidate (the block after it starts at or before that candidate) is hopped over on the
-   * first slots, not read. A common lexeme's list of 300,000 postings then costs its few
-   * thousand block headers and the blocks that hold candidates.
-   */
-  accumulateOnly(id: number, weight: number, { gain, norms, acc }: RankArrays, candidates: Int32Array): void {
-    const span = FIELDS * id;
-    const arena = this.arena;
-    let at = this.spans[span + START];
-    const end = at + this.spans[span + BYTES];
-    let c = 0;
-    while (at < end && c < candidates.length) {
-      const bodyEnd = at + 2 + (arena[at] | (arena[at + 1] << 8));
-      if (bodyEnd < end && this.firstSlotAt(bodyEnd) <= candidates[c]) {
-        at = bodyEnd;
-        continue;
-      }
-      at += 2;
-      let slot = -1;
-      while (at < bodyEnd) {
-        let b = arena[at++];
-        let code = b & 0x7f;
-        if (b >= 0x80) {
-          b = arena[at++];
-          code |= (b & 0x7f) << 7;
-          if (b >= 0x80) {
-            b = arena[at++];
-            code |= (b & 0x7f) << 14;
-            if (b >= 0x80) code |= arena[at++] << 21;
-          }
-        }
-        slot += (code >>> 1) + 1;
-        const tf = (code & 1) === 1 ? arena[at++] + 2 : 1;
-        while (c < candidates.length && candidates[c] < slot) c++;
-        if (c === candidates.length) return;
-        if (candidates[c] === slot) {
-          acc[slot] += (weight * tf * gain) / (tf + norms[slot]);
-          c++;
-        }
-      }
-    }
+    slots[n++] = END;
+    return n;
   }
 
   /** The term frequency of `slot` in list `id`, or 0 where the list does not hold it. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PostingLists } from '../../src/search/posting-lists.js';
+import { END, PostingLists } from '../../src/search/posting-lists.js';
 
 /** A deterministic random source (LCG), so a failure reproduces. */
 function randomSource(seed: number): (n: number) => number {
@@ -74,28 +74,23 @@ describe('PostingLists', () => {
     });
   });
 
-  it('accumulates the rank of live postings in the order rankOf() computes it, bit for bit', () => {
+  it('decodes lists one after another into given arrays, each ended by END', () => {
     const { postings, reference } = build(13, 6, 300, 20000);
-    const slots = 1 + Math.max(...reference.flatMap((r) => r.slots));
-    const norms = Float64Array.from({ length: slots }, (_, i) => 0.3 + (i % 17) / 7);
-    const live = Uint8Array.from({ length: slots }, (_, i) => (i % 5 === 0 ? 0 : 1));
-    const acc = new Float64Array(slots);
-    const touched = new Int32Array(slots);
-    const arrays = { gain: 2.2, norms, live, acc, touched };
-    let count = 0;
-    const weights = [0.7, 1.3, 0.01, 5, 2, 0.2];
-    for (let id = 0; id < 6; id++) count = postings.accumulate(id, weights[id], arrays, count);
-    const want = new Map<number, number>();
-    for (let id = 0; id < 6; id++) {
-      reference[id].slots.forEach((slot, j) => {
-        if (live[slot] === 0) return;
-        const tf = reference[id].tfs[j];
-        want.set(slot, (want.get(slot) ?? 0) + (weights[id] * tf * 2.2) / (tf + norms[slot]));
-      });
+    const room = reference.reduce((sum, r) => sum + r.slots.length + 1, 3);
+    const slots = new Int32Array(room).fill(-7);
+    const tfs = new Uint16Array(room);
+    let at = 3;
+    for (const id of [4, 0, 5, 1, 3, 2]) {
+      const end = postings.decodeInto(id, slots, tfs, at);
+      const { slots: want, tfs: wantTfs } = reference[id];
+      expect(end).toBe(at + want.length + 1);
+      expect(Array.from(slots.subarray(at, end - 1))).toEqual(want);
+      expect(Array.from(tfs.subarray(at, end - 1))).toEqual(wantTfs);
+      expect(slots[end - 1]).toBe(END);
+      at = end;
     }
-    expect(count).toBe(want.size);
-    const got = new Map(Array.from(touched.subarray(0, count), (slot) => [slot, acc[slot]]));
-    expect(got).toEqual(want);
+    // Nothing before `at` is written.
+    expect(Array.from(slots.subarray(0, 3))).toEqual([-7, -7, -7]);
   });
 
   it('keeps a dense list at about a byte a posting', () => {
