@@ -1,6 +1,6 @@
 // Searches alone on a store run.ts kept (--keep): `npx tsx bench/scale/searches.ts --data-dir DIR
 //   [--database-url URL] [--set clustered|isotropic] [--server worktree|head] [--rounds 3]
-//   [--timed 100] [--seed 42] [--profile DIR]`. See README.md.
+//   [--timed 100] [--seed 42] [--fresh] [--profile DIR]`. See README.md.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, percentile, residentMb } from '../lib/serve.js';
@@ -20,11 +20,12 @@ const { values: args } = parseArgs({
     timed: { type: 'string', default: '100' },
     seed: { type: 'string', default: '42' },
     profile: { type: 'string' }, // the server's CPU profiles (--cpu-prof) into this directory
+    fresh: { type: 'boolean', default: false }, // each round's queries new to the store (run.ts sent none of them)
   },
 });
 const [rounds, timed, seed] = [args.rounds, args.timed, args.seed].map(Number);
 if (!args['data-dir'] || !SET_KINDS.includes(args.set as SetKind) || !['worktree', 'head'].includes(args.server!) || ![rounds, timed].every((n) => Number.isInteger(n) && n >= 1)) {
-  throw new Error('usage: searches.ts --data-dir DIR [--database-url URL] [--set clustered|isotropic] [--server worktree|head] [--rounds N] [--timed N] [--seed N] [--profile DIR]');
+  throw new Error('usage: searches.ts --data-dir DIR [--database-url URL] [--set clustered|isotropic] [--server worktree|head] [--rounds N] [--timed N] [--seed N] [--fresh] [--profile DIR]');
 }
 
 // The set and seed the store was built with: the same queries as run.ts's timed ones.
@@ -60,7 +61,9 @@ try {
     for (const mode of modes) {
       for (let i = 0; i < 10; i++) await search(mode.body(vectors, 10_000 + i));
       const ms: number[] = [];
-      for (let i = 0; i < timed; i++) ms.push(await search(mode.body(vectors, i)));
+      // Queries from 100,000 on are none that run.ts sends (its timed ones, warm-ups and recall queries).
+      const first = args.fresh ? 100_000 + (round - 1) * timed : 0;
+      for (let i = first; i < first + timed; i++) ms.push(await search(mode.body(vectors, i)));
       cells.push(`${mode.name} ${percentile(ms, 50).toFixed(1)} / ${percentile(ms, 99).toFixed(1)}`);
     }
     console.log(`round ${round}: ${cells.join(' | ')} | RSS ${residentMb(child.pid!, 'VmRSS').toFixed(0)} MB`);
