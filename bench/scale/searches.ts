@@ -1,6 +1,6 @@
 // Searches alone on a store run.ts kept (--keep): `npx tsx bench/scale/searches.ts --data-dir DIR
 //   [--database-url URL] [--set clustered|isotropic] [--server worktree|head] [--rounds 3]
-//   [--timed 100] [--seed 42] [--fresh] [--profile DIR]`. See README.md.
+//   [--timed 100] [--seed 42] [--from N] [--profile DIR]`. See README.md.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, percentile, residentMb } from '../lib/serve.js';
@@ -20,12 +20,12 @@ const { values: args } = parseArgs({
     timed: { type: 'string', default: '100' },
     seed: { type: 'string', default: '42' },
     profile: { type: 'string' }, // the server's CPU profiles (--cpu-prof) into this directory
-    fresh: { type: 'boolean', default: false }, // each round's queries new to the store (run.ts sent none of them)
+    from: { type: 'string' }, // round r sends queries from N + (r - 1) x timed on, not run.ts's timed ones every round
   },
 });
-const [rounds, timed, seed] = [args.rounds, args.timed, args.seed].map(Number);
-if (!args['data-dir'] || !SET_KINDS.includes(args.set as SetKind) || !['worktree', 'head'].includes(args.server!) || ![rounds, timed].every((n) => Number.isInteger(n) && n >= 1)) {
-  throw new Error('usage: searches.ts --data-dir DIR [--database-url URL] [--set clustered|isotropic] [--server worktree|head] [--rounds N] [--timed N] [--seed N] [--fresh] [--profile DIR]');
+const [rounds, timed, seed, from] = [args.rounds, args.timed, args.seed, args.from ?? '-1'].map(Number);
+if (!args['data-dir'] || !SET_KINDS.includes(args.set as SetKind) || !['worktree', 'head'].includes(args.server!) || ![rounds, timed].every((n) => Number.isInteger(n) && n >= 1) || !Number.isInteger(from)) {
+  throw new Error('usage: searches.ts --data-dir DIR [--database-url URL] [--set clustered|isotropic] [--server worktree|head] [--rounds N] [--timed N] [--seed N] [--from N] [--profile DIR]');
 }
 
 // The set and seed the store was built with: the same queries as run.ts's timed ones.
@@ -61,8 +61,8 @@ try {
     for (const mode of modes) {
       for (let i = 0; i < 10; i++) await search(mode.body(vectors, 10_000 + i));
       const ms: number[] = [];
-      // Queries from 100,000 on are none that run.ts sends (its timed ones, warm-ups and recall queries).
-      const first = args.fresh ? 100_000 + (round - 1) * timed : 0;
+      // run.ts sends queries below 100,000 only (timed ones from 0, warm-ups and recall queries).
+      const first = from >= 0 ? from + (round - 1) * timed : 0;
       for (let i = first; i < first + timed; i++) ms.push(await search(mode.body(vectors, i)));
       cells.push(`${mode.name} ${percentile(ms, 50).toFixed(1)} / ${percentile(ms, 99).toFixed(1)}`);
     }
