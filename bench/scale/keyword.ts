@@ -35,16 +35,20 @@ interface Tree {
   keyword: typeof KeywordModule;
 }
 
-async function load(built: BuiltTree): Promise<Tree> {
-  if (built.errors) console.error(`tsc reported errors in ${built.label} (running what it emitted):\n${built.errors.slice(0, 2000)}`);
-  const keyword = (await import(pathToFileURL(path.join(built.root, 'dist/search/keyword-index.js')).href)) as typeof KeywordModule;
-  return { label: built.label, keyword };
+/** A module of a built tree's dist/. */
+function importFrom<T>(built: BuiltTree, module: string): Promise<T> {
+  return import(pathToFileURL(path.join(built.root, 'dist', module)).href) as Promise<T>;
 }
 
-const trees = [await load(await buildTree('folio-bench-scale', 'worktree')), await load(await buildTree('folio-bench-scale', 'head'))];
-const worktree = path.join(process.cwd(), 'node_modules/.cache/folio-bench-scale/worktree/dist');
-const { englishLexeme } = (await import(pathToFileURL(path.join(worktree, 'text/english-lexeme.js')).href)) as typeof LexemeModule;
-const { cachedEnglishLexeme, pageTsvectorBytes } = (await import(pathToFileURL(path.join(worktree, 'text/english-tsvector.js')).href)) as typeof TsvectorModule;
+async function load(built: BuiltTree): Promise<Tree> {
+  if (built.errors) console.error(`tsc reported errors in ${built.label} (running what it emitted):\n${built.errors.slice(0, 2000)}`);
+  return { label: built.label, keyword: await importFrom<typeof KeywordModule>(built, 'search/keyword-index.js') };
+}
+
+const worktree = await buildTree('folio-bench-scale', 'worktree');
+const trees = [await load(worktree), await load(await buildTree('folio-bench-scale', 'head'))];
+const { englishLexeme } = await importFrom<typeof LexemeModule>(worktree, 'text/english-lexeme.js');
+const { cachedEnglishLexeme, pageTsvectorBytes } = await importFrom<typeof TsvectorModule>(worktree, 'text/english-tsvector.js');
 
 // The pages' lexemes as PGlite's `english` configuration makes them (the stemmer's current rules).
 const rules = { keepsLoneVowelDouble: true };

@@ -58,6 +58,12 @@ function lengthNorm(distinctLexemes: number): number {
   return K1 * (1 - B + (B * distinctLexemes) / L);
 }
 
+/** The distinct lexemes whose lengthNorm() is nearest `norm` (a snapshot keeps norms, not lengths). */
+function distinctLexemesOf(norm: number): number {
+  const { K1, B, L } = RANK;
+  return Math.round(((norm / K1 - 1 + B) * L) / B);
+}
+
 /**
  * A page's distinct lexemes as its slot's length code holds them: 1 to LONG - 1; LONG stands for
  * a page of more (its norm is kept apart), 0 for a removed page (or one without any lexeme).
@@ -201,8 +207,8 @@ export class KeywordIndex {
     this.postings += distinctLexemes;
   }
 
-  /** Sets the length code of the live page in `slot`, of `norm` (made of its `distinctLexemes`, when known). */
-  private setNorm(slot: number, norm: number, distinctLexemes = Math.round(((norm / RANK.K1 - 1 + RANK.B) * RANK.L) / RANK.B)): void {
+  /** Sets the length code of the live page in `slot` of `distinctLexemes`, whose norm is `norm`. */
+  private setNorm(slot: number, norm: number, distinctLexemes: number): void {
     // A page of no lexeme is never a hit, and a snapshot's norm is kept as it was read.
     const code = distinctLexemes > 0 && distinctLexemes < LONG && NORMS[distinctLexemes] === norm ? distinctLexemes : distinctLexemes === 0 ? 0 : LONG;
     this.lengths[slot] = code;
@@ -418,7 +424,7 @@ export class KeywordIndex {
     index.lists = PostingLists.restored(state.postings, slots);
     for (let id = 0; id < index.lists.size; id++) index.postings += index.lists.lengthOf(id);
     index.ensure(Math.max(1024, slots));
-    for (let slot = 0; slot < slots; slot++) if (state.live[slot] === 1) index.setNorm(slot, state.norms[slot]);
+    for (let slot = 0; slot < slots; slot++) if (state.live[slot] === 1) index.setNorm(slot, state.norms[slot], distinctLexemesOf(state.norms[slot]));
     index.nextSlot = slots;
     return index;
   }
