@@ -1,12 +1,74 @@
 // What the OpenAI-compatible clients (embeddings, chat) share about talking to a server:
-// reading Retry-After, the server's error message, and a backoff wait that a signal ends.
+// a JSON POST, reading Retry-After, the server's error message, and a backoff wait that a
+// signal ends.
+import http from 'node:http';
+import https from 'node:https';
+import { pipeline } from 'node:stream';
+import { text as readText } from 'node:stream/consumers';
+import zlib from 'node:zlib';
+
+/** A response header by its lower-case name. */
+export type HeaderOf = (name: string) => string | null | undefined;
+
+/** A server's whole answer to a POST. */
+export interface PostAnswer {
+  status: number;
+  header: HeaderOf;
+  text: string;
+}
+
+const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
+  gzip: () => zlib.createGunzip(),
+  'x-gzip': () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress(),
+};
+
+/**
+ * POSTs a JSON body on node:http(s) with Node's keep-alive agents and reads the whole answer,
+ * decompressed; the signal ends the exchange at any point, the body's reading included.
+ * Not the built-in fetch: it sends a request a few event-loop turns later and reads its answer
+ * in many more, each waiting behind whatever the thread is doing (a search ranking while its
+ * query is embedded), which cost a search 1-2 ms against a local embedding server. Redirects
+ * are not followed: a 3xx is an answer like any other.
+ */
+export function postJson(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<PostAnswer> {
+  const send = url.protocol === 'https:' ? https.request : http.request;
+  return new Promise((resolve, reject) => {
+    const request = send(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': Buffer.byteLength(body), 'accept-encoding': 'gzip, deflate, br' },
+        signal,
+      },
+      (response) => {
+        const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
+        const decoder = DECODERS[encoding]?.();
+        const source = decoder ? pipeline(response, decoder, () => undefined) : response;
+        readText(source).then(
+          (text) => {
+            const value = (name: string) => {
+              const found = response.headers[name];
+              return Array.isArray(found) ? found.join(', ') : found;
+            };
+            resolve({ status: response.statusCode ?? 0, header: value, text });
+          },
+          reject,
+        );
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
 
 /** Retry-After as seconds (fractions accepted) or an HTTP date; OpenAI also sends -ms. */
-export function retryAfterMs(headers: Headers): number | null {
-  const ms = Number(headers.get('retry-after-ms') ?? NaN);
+export function retryAfterMs(header: HeaderOf): number | null {
+  const ms = Number(header('retry-after-ms') ?? NaN);
   if (Number.isFinite(ms) && ms >= 0) return ms;
-  const value = headers.get('retry-after');
-  if (value === null || value.trim() === '') return null;
+  const value = header('retry-after');
+  if (value === null || value === undefined || value.trim() === '') return null;
   const seconds = Number(value);
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
   const date = Date.parse(value);

@@ -1,6 +1,7 @@
 // The OpenAI-compatible client against a local fake server speaking the embeddings wire format.
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync, brotliCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createEmbeddingProvider } from '../../src/providers/embeddings/index.js';
 import {
@@ -185,6 +186,51 @@ describe('OpenAI-compatible embeddings client', () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
+  it('times out a server that stops in the middle of its answer', async () => {
+    handler = (_body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"data": [');
+    };
+    await expect(client({ timeoutMs: 100, maxAttempts: 2 }).embed(['t1'])).rejects.toThrow(
+      /timed out after 100 ms \(gave up after 2 attempts\)/,
+    );
+    expect(requests).toHaveLength(2);
+  });
+
+  it('asks for a compressed answer and reads gzip and brotli', async () => {
+    for (const [encoding, compress] of [['gzip', gzipSync], ['br', brotliCompressSync]] as const) {
+      requests.length = 0;
+      handler = (body, res) => {
+        const data = body.input.map((text, index) => ({ index, embedding: fakeVector(text) }));
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding });
+        res.end(compress(Buffer.from(JSON.stringify({ data }))));
+      };
+      const [vector] = await client().embed(['t11']);
+      expect(requests[0].headers['accept-encoding']).toMatch(encoding);
+      expect(vector[11]).toBeCloseTo(1, 6);
+    }
+  });
+
+  it('retries an answer whose compression is broken', async () => {
+    handler = (body, res, attempt) => {
+      if (attempt > 1) return answer()(body, res, attempt);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end('not gzip at all');
+    };
+    const [vector] = await client().embed(['t4']);
+    expect(requests).toHaveLength(2);
+    expect(vector[4]).toBeCloseTo(1, 6);
+  });
+
+  it('does not follow a redirect', async () => {
+    handler = (_body, res) => {
+      res.writeHead(307, { location: `${baseUrl}/embeddings` });
+      res.end();
+    };
+    await expect(client().embed(['t1'])).rejects.toThrow(/failed with HTTP 307/);
+    expect(requests).toHaveLength(1);
+  });
+
   it('stops at once when the caller aborts', async () => {
     handler = () => {};
     const controller = new AbortController();
@@ -200,7 +246,7 @@ describe('OpenAI-compatible embeddings client', () => {
     await new Promise((resolve) => closed.close(resolve));
     const unreachable = client({ baseUrl: `http://127.0.0.1:${port}/v1`, maxAttempts: 3 });
     const error = await unreachable.embed(['t1']).catch((e: unknown) => e);
-    expect((error as Error).message).toMatch(/failed: fetch failed \(gave up after 3 attempts\)/);
+    expect((error as Error).message).toMatch(/failed: connect ECONNREFUSED 127\.0\.0\.1:\d+ \(gave up after 3 attempts\)/);
     expect((error as EmbeddingRequestError).status).toBeNull();
   });
 

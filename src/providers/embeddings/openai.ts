@@ -1,8 +1,8 @@
 // The OpenAI-compatible embeddings client (OpenAI, Azure, Ollama, vLLM, llama.cpp servers)
-// on the built-in fetch: batching, per-request timeout, retries with backoff, and checks
+// on node:http(s): batching, per-request timeout, retries with backoff, and checks
 // that every answer is complete, ordered and 1536-dimensional.
 import { EMBEDDING_DIMENSIONS, l2Normalize, type EmbeddingProvider } from './types.js';
-import { retryAfterMs, serverMessage, sleep } from '../http.js';
+import { postJson, retryAfterMs, serverMessage, sleep, type PostAnswer } from '../http.js';
 
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
@@ -77,6 +77,7 @@ function decodeEmbedding(value: unknown): Float32Array | null {
 export function createOpenAIEmbeddingProvider(options: OpenAIEmbeddingOptions): EmbeddingProvider {
   const model = options.model;
   const url = `${(options.baseUrl ?? DEFAULT_OPENAI_BASE_URL).replace(/\/+$/, '')}/embeddings`;
+  const target = new URL(url);
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxAttempts = options.maxAttempts ?? 4;
   const retryBaseMs = options.retryBaseMs ?? 500;
@@ -99,16 +100,9 @@ export function createOpenAIEmbeddingProvider(options: OpenAIEmbeddingOptions): 
       ...(askDimensions ? { dimensions: EMBEDDING_DIMENSIONS } : {}),
     });
     const timeout = AbortSignal.timeout(timeoutMs);
-    let response: Response;
-    let text: string;
+    let response: PostAnswer;
     try {
-      response = await fetch(url, {
-        method: 'POST',
-        headers,
-        body,
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
-      text = await response.text();
+      response = await postJson(target, headers, body, signal ? AbortSignal.any([signal, timeout]) : timeout);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       const retry = timeout.aborted
@@ -116,18 +110,19 @@ export function createOpenAIEmbeddingProvider(options: OpenAIEmbeddingOptions): 
         : `failed: ${(error as Error).message}`;
       return { retry, status: null, afterMs: null, cause: error };
     }
-    if (!response.ok) {
-      const why = `failed with HTTP ${response.status}: ${serverMessage(text)}`;
-      if (response.status === 429 || response.status >= 500) {
-        return { retry: why, status: response.status, afterMs: retryAfterMs(response.headers) };
+    const { status, text } = response;
+    if (status < 200 || status > 299) {
+      const why = `failed with HTTP ${status}: ${serverMessage(text)}`;
+      if (status === 429 || status >= 500) {
+        return { retry: why, status, afterMs: retryAfterMs(response.header) };
       }
-      throw fail(why, response.status);
+      throw fail(why, status);
     }
     let parsed: EmbeddingsResponse;
     try {
       parsed = JSON.parse(text) as EmbeddingsResponse;
     } catch (error) {
-      throw fail('answered with a body that is not JSON', response.status, error);
+      throw fail('answered with a body that is not JSON', status, error);
     }
     const data = parsed.data;
     if (!Array.isArray(data) || data.length !== input.length) {

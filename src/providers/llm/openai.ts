@@ -215,7 +215,7 @@ export function createOpenAIChatProvider(options: OpenAIChatOptions): LlmProvide
       const message = serverMessage(text);
       const why = `failed with HTTP ${response.status}: ${message}`;
       if (response.status === 429 || response.status === 408 || response.status >= 500) {
-        return { retry: why, status: response.status, afterMs: retryAfterMs(response.headers) };
+        return { retry: why, status: response.status, afterMs: retryAfterMs((name) => response.headers.get(name)) };
       }
       if (response.status === 400 && tokenParam === 'max_tokens' && /max_completion_tokens/.test(message)) {
         tokenParam = 'max_completion_tokens';
