@@ -33,8 +33,13 @@ const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
  * are not followed: a 3xx is an answer like any other.
  */
 export function postJson(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<PostAnswer> {
+  return post(url, headers, body, signal, true);
+}
+
+function post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal, resendIfStale: boolean): Promise<PostAnswer> {
   const send = url.protocol === 'https:' ? https.request : http.request;
   return new Promise((resolve, reject) => {
+    let answered = false;
     const request = send(
       url,
       {
@@ -43,6 +48,7 @@ export function postJson(url: URL, headers: Record<string, string>, body: string
         signal,
       },
       (response) => {
+        answered = true;
         const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
         const decoder = DECODERS[encoding]?.();
         const source = decoder ? pipeline(response, decoder, () => undefined) : response;
@@ -58,7 +64,14 @@ export function postJson(url: URL, headers: Record<string, string>, body: string
         );
       },
     );
-    request.on('error', reject);
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      // A kept-alive connection the server closed as the request left on it: sent again at once
+      // on another (Node's advice for request.reusedSocket), as a server's idle timeout is no
+      // failure worth a backoff. A second failure is the caller's to retry.
+      const stale = request.reusedSocket && !answered && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+      if (stale && resendIfStale && !signal.aborted) resolve(post(url, headers, body, signal, false));
+      else reject(error);
+    });
     request.end(body);
   });
 }

@@ -222,6 +222,25 @@ describe('OpenAI-compatible embeddings client', () => {
     expect(vector[4]).toBeCloseTo(1, 6);
   });
 
+  it('sends a request again at once when its kept-alive connection was closed under it', async () => {
+    // The second request on a connection finds it closed, as a server's idle timeout leaves it.
+    const served = new WeakSet<object>();
+    const closing = createServer((req, res) => {
+      if (served.has(req.socket)) return req.socket.destroy();
+      served.add(req.socket);
+      req.resume();
+      req.on('end', () => answer()({ model: 'm', input: ['t8'] }, res, 0));
+    });
+    await new Promise<void>((resolve) => closing.listen(0, '127.0.0.1', resolve));
+    try {
+      const once = client({ baseUrl: `http://127.0.0.1:${(closing.address() as AddressInfo).port}/v1`, maxAttempts: 1 });
+      for (let i = 0; i < 3; i++) expect((await once.embed(['t8']))[0][8]).toBeCloseTo(1, 6);
+    } finally {
+      closing.closeAllConnections();
+      await new Promise((resolve) => closing.close(resolve));
+    }
+  });
+
   it('does not follow a redirect', async () => {
     handler = (_body, res) => {
       res.writeHead(307, { location: `${baseUrl}/embeddings` });
