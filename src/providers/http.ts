@@ -54,11 +54,11 @@ function post(url: URL, headers: Record<string, string>, body: string, signal: A
         const source = decoder ? pipeline(response, decoder, () => undefined) : response;
         readText(source).then(
           (text) => {
-            const value = (name: string) => {
-              const found = response.headers[name];
-              return Array.isArray(found) ? found.join(', ') : found;
+            const header = (name: string) => {
+              const value = response.headers[name];
+              return Array.isArray(value) ? value.join(', ') : value;
             };
-            resolve({ status: response.statusCode ?? 0, header: value, text });
+            resolve({ status: response.statusCode ?? 0, header, text });
           },
           reject,
         );
