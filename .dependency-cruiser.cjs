@@ -37,15 +37,15 @@ module.exports = {
     {
       name: 'store-and-providers-at-the-bottom',
       severity: 'error',
-      comment: 'The store and the providers import nothing of ours but config, errors, the LRU map, the worker starter, the slicer of long loops and the text helpers (leaves).',
+      comment: 'The store and the providers import nothing of ours but config, errors, the LRU map, the worker starter, the slicer of long loops, the content codings and the text helpers (leaves).',
       from: { path: '^src/(store|providers)/' },
-      to: { path: '^src/', pathNot: ['^src/(config|errors|lru|worker-entry|slices)\\.ts$', '^src/store/', '^src/providers/', '^src/text/'] },
+      to: { path: '^src/', pathNot: ['^src/(config|errors|lru|worker-entry|slices|content-codings)\\.ts$', '^src/store/', '^src/providers/', '^src/text/'] },
     },
     {
       name: 'leaves-import-nothing',
       severity: 'error',
-      comment: 'The cache map, the worker starter and the slicer of long loops, which every layer may use, import nothing of ours.',
-      from: { path: '^src/(lru|worker-entry|slices)\\.ts$' },
+      comment: 'The cache map, the worker starter, the slicer of long loops and the content codings, which every layer may use, import nothing of ours.',
+      from: { path: '^src/(lru|worker-entry|slices|content-codings)\\.ts$' },
       to: { path: '^src/' },
     },
     {

@@ -3,9 +3,8 @@
 // signal ends.
 import http from 'node:http';
 import https from 'node:https';
-import { pipeline } from 'node:stream';
 import { text as readText } from 'node:stream/consumers';
-import zlib from 'node:zlib';
+import { ACCEPT_ENCODING, decoded, undoes } from '../content-codings.js';
 
 /** A response header by its lower-case name. */
 export type HeaderOf = (name: string) => string | null | undefined;
@@ -16,13 +15,6 @@ export interface PostAnswer {
   header: HeaderOf;
   text: string;
 }
-
-const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
-  gzip: () => zlib.createGunzip(),
-  'x-gzip': () => zlib.createGunzip(),
-  deflate: () => zlib.createInflate(),
-  br: () => zlib.createBrotliDecompress(),
-};
 
 /**
  * POSTs a JSON body on node:http(s) with Node's keep-alive agents and reads the whole answer,
@@ -44,15 +36,13 @@ function post(url: URL, headers: Record<string, string>, body: string, signal: A
       url,
       {
         method: 'POST',
-        headers: { ...headers, 'content-length': Buffer.byteLength(body), 'accept-encoding': 'gzip, deflate, br' },
+        headers: { ...headers, 'content-length': Buffer.byteLength(body), 'accept-encoding': ACCEPT_ENCODING },
         signal,
       },
       (response) => {
         answered = true;
         const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
-        const decoder = DECODERS[encoding]?.();
-        const source = decoder ? pipeline(response, decoder, () => undefined) : response;
-        readText(source).then(
+        readText(decoded(response, undoes(encoding) ? [encoding] : [])).then(
           (text) => {
             const header = (name: string) => {
               const value = response.headers[name];

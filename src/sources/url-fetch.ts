@@ -7,6 +7,7 @@
 // This module follows the hops; the guard, body reading and error messages live in fetch/.
 import type dns from 'node:dns';
 import type http from 'node:http';
+import { ACCEPT_ENCODING } from '../content-codings.js';
 import { contentCodings, readBody } from './fetch/body.js';
 import { halt, type Fetch } from './fetch/context.js';
 import { cancelled, FetchError, statusError, toFetchError, tooLarge } from './fetch/errors.js';
@@ -178,7 +179,7 @@ function send(
   onConnected: () => void,
 ): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
   return new Promise((resolve, reject) => {
-    const headers = { 'user-agent': ctx.userAgent, accept: '*/*', 'accept-encoding': 'gzip, deflate, br' };
+    const headers = { 'user-agent': ctx.userAgent, accept: '*/*', 'accept-encoding': ACCEPT_ENCODING };
     const req = guardedRequest(ctx, { url, method: 'GET', headers, addresses, action: 'fetch', onConnected });
     req.on('response', (res) => {
       res.on('error', () => {}); // read through the body stream, which sees the error

@@ -1,18 +1,9 @@
 // Reading a response body: undoing its content codings and stopping as soon as the decoded
 // bytes pass the cap, so a small compressed body cannot expand without bound in memory.
 import type http from 'node:http';
-import type { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream';
-import zlib from 'node:zlib';
+import { decoded, undoes } from '../../content-codings.js';
 import type { Fetch } from './context.js';
 import { FetchError, tooLarge } from './errors.js';
-
-const DECODERS = new Map<string, () => Transform>([
-  ['gzip', () => zlib.createGunzip()],
-  ['x-gzip', () => zlib.createGunzip()],
-  ['deflate', () => zlib.createInflate()],
-  ['br', () => zlib.createBrotliDecompress()],
-]);
 
 /** The response's content codings in the order to undo them; throws on one we cannot decode. */
 export function contentCodings(url: URL, res: http.IncomingMessage): string[] {
@@ -23,7 +14,7 @@ export function contentCodings(url: URL, res: http.IncomingMessage): string[] {
     .map((coding) => coding.trim().toLowerCase())
     .filter((coding) => coding !== '' && coding !== 'identity');
   for (const coding of codings) {
-    if (!DECODERS.has(coding)) {
+    if (!undoes(coding)) {
       throw new FetchError(`The server sent ${url.href} with an unsupported Content-Encoding "${coding}"`, false);
     }
   }
@@ -33,12 +24,7 @@ export function contentCodings(url: URL, res: http.IncomingMessage): string[] {
 
 /** Reads the decoded body, stopping as soon as it passes the cap (compressed or not). */
 export async function readBody(ctx: Fetch, url: URL, res: http.IncomingMessage, codings: string[]): Promise<Uint8Array> {
-  const chain = codings.map((coding) => DECODERS.get(coding)!());
-  let body: Readable = res;
-  if (chain.length > 0) {
-    pipeline([res, ...chain], () => {});
-    body = chain[chain.length - 1];
-  }
+  const body = decoded(res, codings);
   const onAbort = () => body.destroy(new Error('aborted'));
   if (ctx.controller.signal.aborted) onAbort();
   ctx.controller.signal.addEventListener('abort', onAbort, { once: true });
