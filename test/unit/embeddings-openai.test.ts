@@ -228,8 +228,9 @@ describe('OpenAI-compatible embeddings client', () => {
     const closing = createServer((req, res) => {
       if (served.has(req.socket)) return req.socket.destroy();
       served.add(req.socket);
-      req.resume();
-      req.on('end', () => answer()({ model: 'm', input: ['t8'] }, res, 0));
+      let raw = '';
+      req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+      req.on('end', () => answer()(JSON.parse(raw) as EmbeddingsRequest, res, 0));
     });
     await new Promise<void>((resolve) => closing.listen(0, '127.0.0.1', resolve));
     try {
