@@ -14,7 +14,7 @@ import { indexedPages, loadIndexedPages, pageChangesSince, type IndexedPage, typ
 import { encodeBitQuery, encodeQuery, type BitQuery, type QueryCode } from '../store/vector-codes.js';
 import type { IndexSnapshots } from './index-snapshot.js';
 import { ScanPool, topK, topKClamped } from './kernel/index.js';
-import { RowScorer } from './kernel/row-scorer.js';
+import { RowScorers } from './kernel/row-scorer.js';
 import type { KeywordHits, QueryTerm } from './keyword-index.js';
 import { QueryTermReader } from './query-terms.js';
 import { shortlistPositions } from './shortlist.js';
@@ -229,7 +229,7 @@ export class PageIndex {
   private hitKeywords = new Float64Array(0);
   private hitOrder = new Int32Array(0);
   private readonly terms: QueryTermReader;
-  private readonly scorer = new RowScorer(EMBEDDING_DIMENSIONS);
+  private readonly scorers = new RowScorers(EMBEDDING_DIMENSIONS);
   private readonly bitsMinRows: number;
 
   private readonly db: Kysely<Database>;
@@ -373,7 +373,7 @@ export class PageIndex {
         const cosines = await this.mixedScores(ws, vector.vector, superseded, rows ?? this.allRows(ws));
         const ranked = this.rank(ws, q, hitsOf(await q.terms), rows, cosines);
         await this.completeScores(ws, q, vector.vector, await q.terms, ranked);
-        return ranked.results.map((r, i) => ({ ...ws.pageAt(ranked.slots[i]), ...r }));
+        return this.resultsOf(ws, ranked);
       }
       const extended = vector && early && !rows ? await this.extendScan(ws, vector, early) : null;
       // From the bits or codes, the rows that may rank, narrowed by the codes after the bits
@@ -412,7 +412,7 @@ export class PageIndex {
         ranked = this.rank(ws, q, ranked.hits, ranked.rows, exact);
       }
       await this.completeScores(ws, q, vector?.vector ?? null, await q.terms, ranked);
-      return ranked.results.map((r, i) => ({ ...ws.pageAt(ranked.slots[i]), ...r }));
+      return this.resultsOf(ws, ranked);
     });
   }
 
@@ -427,13 +427,16 @@ export class PageIndex {
     const { results, embedded, vectors } = await ws.gate.read(async () => {
       const accepts = documents ? (slot: number) => documents.has(ws.slotDocument[slot]) : null;
       const ranked = this.rank(ws, q, terms.length > 0 ? ws.keyword.best(terms, q.k, accepts) : NO_HITS, null, null);
-      const results: RankedPage[] = ranked.results.map((r, i) => ({ ...ws.pageAt(ranked.slots[i]), ...r }));
       const embedded = ranked.slots.flatMap((slot, i) => (ws.slotRow[slot] >= 0 ? [i] : []));
-      return { results, embedded, vectors: ws.vectors.copy(Int32Array.from(embedded, (i) => ws.slotRow[ranked.slots[i]])) };
+      const [results, vectors] = await Promise.all([
+        this.resultsOf(ws, ranked),
+        ws.vectors.copy(Int32Array.from(embedded, (i) => ws.slotRow[ranked.slots[i]])),
+      ]);
+      return { results, embedded, vectors };
     });
     const vector = await q.vector;
     if (vector && embedded.length > 0) {
-      const cosines = ws.vectors.scoreCopies(this.scorer, vector.vector, vectors);
+      const cosines = await this.scorers.use((scorer) => ws.vectors.scoreCopies(scorer, vector.vector, vectors));
       embedded.forEach((i, j) => (results[i].semantic = semanticScore(cosines[j])));
     }
     return results;
@@ -465,7 +468,12 @@ export class PageIndex {
 
   /** The float scan's cosines of `rows`, from the pages' vectors. */
   private exactScores(ws: WorkspacePages, vector: Float32Array, rows: Int32Array): Promise<Float32Array> {
-    return ws.vectors.score(this.scorer, vector, rows);
+    return this.scorers.use((scorer) => ws.vectors.score(scorer, vector, rows));
+  }
+
+  /** The ranked pages with their scores and contents, the contents read all at once (valid while the gate is held). */
+  private resultsOf(ws: WorkspacePages, { results, slots }: RankedCandidates): Promise<RankedPage[]> {
+    return Promise.all(results.map(async (r, i) => ({ ...(await ws.pageAt(slots[i])), ...r })));
   }
 
   /** Each row's bound at `level` (store/vector-codes.ts): proven for the codes, of BITS_CONFIDENCE for the bits. */

@@ -4,7 +4,7 @@
 // is open and served by the operating system's page cache, as the content file is; where no
 // file can be made or written (a read-only or full disk) they are kept in memory instead.
 import fs from 'node:fs';
-import { copyOpenFile, openUnlinked, writeAll } from './content-file.js';
+import { closeFile, copyOpenFile, openUnlinked, readAt, writeAll } from './content-file.js';
 import type { RowScorer } from './kernel/row-scorer.js';
 import { grown } from './lexeme-table.js';
 
@@ -104,23 +104,24 @@ export class RowVectors {
   /**
    * The dot products of `query` with rows `rows[i]`, each the scan kernel's, a chunk of rows
    * at a time with a turn of the event loop between chunks. The rows must stay where they are
-   * meanwhile (the page index's gate).
+   * meanwhile (the page index's gate), and the scorer is the call's alone until it returns: the
+   * rows are read into it on other threads.
    */
   async score(scorer: RowScorer, query: Float32Array, rows: Int32Array): Promise<Float32Array> {
     const scores = new Float32Array(rows.length);
     for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
       if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       const part = rows.subarray(start, start + CHUNK_ROWS);
-      this.read(part, scorer.rows(part.length));
+      await this.readRows(part, scorer.rows(part.length));
       scores.set(scorer.score(query, part.length), start);
     }
     return scores;
   }
 
   /** Rows `rows[i]`'s bytes (row i at i * stride), copied while the rows stay where they are, for scoreCopies(). */
-  copy(rows: Int32Array): Uint8Array {
+  async copy(rows: Int32Array): Promise<Uint8Array> {
     const bytes = new Uint8Array(rows.length * this.stride);
-    this.read(rows, bytes);
+    await this.readRows(rows, bytes);
     return bytes;
   }
 
@@ -132,24 +133,37 @@ export class RowVectors {
   }
 
   close(): void {
-    if (this.fd !== null) fs.closeSync(this.fd);
+    if (this.fd !== null) closeFile(this.fd);
     this.fd = null;
     this.memory = new Uint8Array(0);
   }
 
-  /** Reads rows `rows[i]` to `into` at i * stride, runs of consecutive places in one read each. */
-  private read(rows: Int32Array, into: Uint8Array): void {
+  /** Reads rows `rows[i]` to `into` at i * stride: from the file all at once (readAt), or from memory. */
+  private async readRows(rows: Int32Array, into: Uint8Array): Promise<void> {
+    const reads: Promise<void>[] = [];
+    this.eachRun(rows, into, (target, at) => {
+      if (this.fd === null) target.set(this.memory.subarray(at, at + target.length));
+      else reads.push(readAt(this.fd, target, at).then((bytes) => assertRead(bytes, target.length)));
+    });
+    await Promise.all(reads);
+  }
+
+  /** readRows() on this thread. */
+  private readRowsNow(rows: Int32Array, into: Uint8Array): void {
+    this.eachRun(rows, into, (target, at) => {
+      if (this.fd === null) target.set(this.memory.subarray(at, at + target.length));
+      else assertRead(fs.readSync(this.fd, target, 0, target.length, at), target.length);
+    });
+  }
+
+  /** Each run of `rows` at consecutive places, as the part of `into` it goes to (row i at i * stride) and its byte offset. */
+  private eachRun(rows: Int32Array, into: Uint8Array, read: (target: Uint8Array, at: number) => void): void {
     const { stride } = this;
     for (let i = 0; i < rows.length; ) {
       const place = this.rowPlace[rows[i]];
       let run = 1;
       while (i + run < rows.length && this.rowPlace[rows[i + run]] === place + run) run++;
-      const target = into.subarray(i * stride, (i + run) * stride);
-      if (this.fd === null) {
-        target.set(this.memory.subarray(place * stride, (place + run) * stride));
-      } else if (fs.readSync(this.fd, target, 0, target.length, place * stride) !== target.length) {
-        throw new Error('The page index could not read its vector file');
-      }
+      read(into.subarray(i * stride, (i + run) * stride), place * stride);
       i += run;
     }
   }
@@ -177,8 +191,8 @@ export class RowVectors {
   private toMemory(): void {
     const fd = this.fd!;
     const held = new Uint8Array(this.places * this.stride);
-    if (fs.readSync(fd, held, 0, held.length, 0) !== held.length) throw new Error('The page index could not read its vector file');
-    fs.closeSync(fd);
+    assertRead(fs.readSync(fd, held, 0, held.length, 0), held.length);
+    closeFile(fd);
     this.fd = null;
     this.memory = held;
   }
@@ -187,9 +201,9 @@ export class RowVectors {
   private compact(): void {
     const rows = Int32Array.from({ length: this.count }, (_, i) => i);
     const live = new Uint8Array(this.count * this.stride);
-    this.read(rows, live);
+    this.readRowsNow(rows, live);
     const fd = this.fd === null || this.dir === null ? null : openUnlinked(this.dir, 'vectors');
-    if (this.fd !== null) fs.closeSync(this.fd);
+    if (this.fd !== null) closeFile(this.fd);
     this.fd = fd;
     this.memory = new Uint8Array(0);
     this.places = 0;
@@ -197,4 +211,8 @@ export class RowVectors {
     this.places = this.count;
     this.rowPlace.set(rows);
   }
+}
+
+function assertRead(bytes: number, wanted: number): void {
+  if (bytes !== wanted) throw new Error('The page index could not read its vector file');
 }

@@ -413,14 +413,10 @@ export class WorkspacePages {
     this.removed = 0;
   }
 
-  /** The page at a live slot, with its content from the content file. */
-  pageAt(slot: number): SlotPage {
-    return {
-      pageId: this.slotPage[slot],
-      documentId: this.slotDocument[slot],
-      pageNumber: this.slotNumber[slot],
-      content: this.texts.read(this.textAt(slot)),
-    };
+  /** The page at a live slot, with its content from the content file (read while the slot stays where it is). */
+  async pageAt(slot: number): Promise<SlotPage> {
+    const page = { pageId: this.slotPage[slot], documentId: this.slotDocument[slot], pageNumber: this.slotNumber[slot] };
+    return { ...page, content: await this.texts.read(this.textAt(slot)) };
   }
 
   /** Copies the live pages' contents into a new content file, leaving the removed ones' behind. */

@@ -198,6 +198,18 @@ describe.each(ENGINES)('page index on %s', (engine) => {
     expect(results).toBeGreaterThan(20_000);
   }, 120_000);
 
+  it('gives searches running at once, exact or not, the results each gives alone', async () => {
+    // Each reads its rows' vectors and its results' contents on libuv's threads, the others scoring meanwhile.
+    const requests: PageQuery[] = [];
+    for (const [text, alpha] of queries) {
+      for (const exact of [false, true]) requests.push({ ...(await queryOf(text, alpha)), k: 100, exact });
+    }
+    const alone: RankedPage[][] = [];
+    for (const q of requests) alone.push(await index.search(workspaceId, q));
+    expect(alone.every((results) => results.length === 100)).toBe(true);
+    expect(await Promise.all(requests.map((q) => index.search(workspaceId, q)))).toEqual(alone);
+  }, 60_000);
+
   it('ranks through the codes exactly as the float scan where thousands of cosines lie within the codes\' bounds', async () => {
     // Vectors a common direction plus noise: every cosine with a query near that direction
     // falls in a band narrower than the codes' bounds, so the codes' order is not the floats'.

@@ -1,12 +1,14 @@
 // The pages' float vectors outside the process's memory: in the index's file, or in memory
 // where no file can be made, every row's score is the one a scan of a matrix of them gives, bit
 // for bit, through swap-removals and the rewrite that drops removed rows.
+import fs from 'node:fs';
 import os from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ScanPool, VectorMatrix } from '../../src/search/kernel/index.js';
 import { RowScorer } from '../../src/search/kernel/row-scorer.js';
 import { RowVectors } from '../../src/search/row-vectors.js';
 import { normalizeVector } from '../../src/search/vectors.js';
+import { until } from '../helpers/poll.js';
 
 const DIMS = 1536;
 const randomUnit = () => normalizeVector(Array.from({ length: DIMS }, () => Math.random() - 0.5))!;
@@ -62,5 +64,33 @@ describe.each([
     if (dir === os.tmpdir()) expect(vectors.residentBytes).toBe(0);
     else expect(vectors.residentBytes).toBeGreaterThanOrEqual(held.length * DIMS * 4);
     vectors.close();
+  }, 60_000);
+
+  it('scores rows whose reads are in flight when the file is closed, then lets the file go', async () => {
+    const vectors = new RowVectors(DIMS, dir);
+    const scorer = new RowScorer(DIMS);
+    const held = Array.from({ length: 600 }, randomUnit);
+    vectors.appendAll(held);
+    const matrix = new VectorMatrix(DIMS, { capacity: held.length });
+    for (const v of held) matrix.append(v);
+    const query = randomUnit();
+    const want = await pool.score(matrix, query);
+    pool.release(matrix);
+    // Every other row: 300 reads, most still queued for libuv's threads when close() returns.
+    const rows = Int32Array.from({ length: 300 }, (_, i) => 2 * i);
+    // The vector files this process holds open (unlinked, each named for it).
+    const files = async () =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`).includes(`vectors-${process.pid}-`);
+        } catch {
+          return false;
+        }
+      }).length;
+    expect(await files()).toBe(dir === os.tmpdir() ? 1 : 0);
+    const scored = vectors.score(scorer, query, rows);
+    vectors.close();
+    expect(Array.from(await scored)).toEqual(Array.from(rows, (r) => want[r]));
+    await until(files, (n) => n === 0);
   }, 60_000);
 });

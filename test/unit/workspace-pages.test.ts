@@ -52,16 +52,16 @@ describe('WorkspacePages.rowsOf', () => {
 
 describe('WorkspacePages.pageAt', () => {
   /** The ids of live pages whose number and content differ from the expected, and of expected pages not live. */
-  const differing = (ws: WorkspacePages, expected: Map<number, string>) => {
+  const differing = async (ws: WorkspacePages, expected: Map<number, string>) => {
     const ids = [...expected.keys()].filter((id) => !ws.slotOf.has(id));
     for (const [id, slot] of ws.slotOf) {
-      const p = ws.pageAt(slot);
+      const p = await ws.pageAt(slot);
       if (`${p.pageNumber}:${p.content}` !== expected.get(id)) ids.push(id);
     }
     return ids;
   };
 
-  it('reads each page back from the content file through additions, removals, slot compaction and a rewrite of the file', () => {
+  it('reads each page back from the content file through additions, removals, slot compaction and a rewrite of the file', async () => {
     // Its directory and the missing parents are made.
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'folio-contents-'));
     // Content files opened: the first, then the one it is rewritten into.
@@ -73,7 +73,7 @@ describe('WorkspacePages.pageAt', () => {
     ws.addAll(Array.from({ length: 3000 }, (_, i) => page(i + 1, i % 5, i % 4 !== 0, text(i + 1))));
     ws.addAll([page(5, 0, true, 'a duplicate is not added again')]);
     for (let id = 1; id <= 3000; id++) expected.set(id, `${id % 7}:${text(id)}`);
-    expect(differing(ws, expected)).toEqual([]);
+    expect(await differing(ws, expected)).toEqual([]);
     for (let id = 1; id <= 2900; id++) {
       ws.remove(id);
       expected.delete(id);
@@ -82,20 +82,20 @@ describe('WorkspacePages.pageAt', () => {
     opened.mockRestore();
     ws.addAll([page(5000, 1, true, 'late page, after the rewrite')]);
     expected.set(5000, `${5000 % 7}:late page, after the rewrite`);
-    expect(differing(ws, expected)).toEqual([]);
+    expect(await differing(ws, expected)).toEqual([]);
     ws.close();
-    expect(ws.pageAt(ws.slotOf.get(5000)!).content).toBeNull();
+    expect((await ws.pageAt(ws.slotOf.get(5000)!)).content).toBeNull();
     // The file was unlinked as soon as it was open.
     expect(fs.readdirSync(path.join(root, 'data', 'index'))).toEqual([]);
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('keeps no contents without a directory, or when the directory cannot be made', () => {
+  it('keeps no contents without a directory, or when the directory cannot be made', async () => {
     // A directory under a file cannot be made, nor one in /proc (where Node's recursive mkdir never returns).
     for (const dir of [null, path.join(fileURLToPath(import.meta.url), 'contents'), '/proc/folio-contents/index']) {
       const ws = new WorkspacePages(dir);
       ws.addAll([page(1, 1, true, 'some text')]);
-      expect(ws.pageAt(ws.slotOf.get(1)!)).toEqual({ pageId: 1, documentId: 1, pageNumber: 1, content: null });
+      expect(await ws.pageAt(ws.slotOf.get(1)!)).toEqual({ pageId: 1, documentId: 1, pageNumber: 1, content: null });
       ws.close();
     }
   });

@@ -48,3 +48,22 @@ export class RowScorer {
     return new Float32Array(this.#memory.buffer, out, n).slice();
   }
 }
+
+/**
+ * Row scorers lent to one call at a time: a call that reads its rows into its scorer on other
+ * threads (row-vectors.ts) holds it until it returns, while other searches score with others.
+ */
+export class RowScorers {
+  private readonly idle: RowScorer[] = [];
+
+  constructor(private readonly dims: number) {}
+
+  async use<T>(fn: (scorer: RowScorer) => Promise<T> | T): Promise<T> {
+    const scorer = this.idle.pop() ?? new RowScorer(this.dims);
+    try {
+      return await fn(scorer);
+    } finally {
+      this.idle.push(scorer);
+    }
+  }
+}
