@@ -145,7 +145,9 @@ export class RowVectors {
       if (this.fd === null) target.set(this.memory.subarray(at, at + target.length));
       else reads.push(readAt(this.fd, target, at).then((bytes) => assertRead(bytes, target.length)));
     });
-    await Promise.all(reads);
+    // Every read settled before a failure is thrown: none may still write into `into` (a scorer lent next to another search).
+    const failed = (await Promise.allSettled(reads)).find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /** readRows() on this thread. */

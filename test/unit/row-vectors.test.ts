@@ -3,7 +3,7 @@
 // for bit, through swap-removals and the rewrite that drops removed rows.
 import fs from 'node:fs';
 import os from 'node:os';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ScanPool, VectorMatrix } from '../../src/search/kernel/index.js';
 import { RowScorer } from '../../src/search/kernel/row-scorer.js';
 import { RowVectors } from '../../src/search/row-vectors.js';
@@ -65,6 +65,34 @@ describe.each([
     else expect(vectors.residentBytes).toBeGreaterThanOrEqual(held.length * DIMS * 4);
     vectors.close();
   }, 60_000);
+
+  it.runIf(dir === os.tmpdir())('fails a score whose read fails only once no read of it is still writing into the scorer', async () => {
+    const vectors = new RowVectors(DIMS, dir);
+    vectors.appendAll(Array.from({ length: 64 }, randomUnit));
+    const read = fs.read;
+    let issued = 0;
+    let settled = 0;
+    // The first read fails at once; the others land 20 ms later.
+    const reads = vi.spyOn(fs, 'read').mockImplementation(((...args: Parameters<typeof fs.read>) => {
+      const done = args[args.length - 1] as (error: Error | null, bytes: number) => void;
+      const n = issued++;
+      const finish = (error: Error | null, bytes: number) => {
+        settled++;
+        done(error, bytes);
+      };
+      if (n === 0) process.nextTick(() => finish(new Error('EIO: i/o error, read'), 0));
+      else setTimeout(() => (read as (...a: unknown[]) => void)(...args.slice(0, -1), finish), 20);
+    }) as typeof fs.read);
+    try {
+      const rows = Int32Array.from({ length: 32 }, (_, i) => 2 * i);
+      await expect(vectors.score(new RowScorer(DIMS), randomUnit(), rows)).rejects.toThrow(/EIO/);
+      expect(issued).toBe(32);
+      expect(settled).toBe(issued);
+    } finally {
+      reads.mockRestore();
+      vectors.close();
+    }
+  });
 
   it('scores rows whose reads are in flight when the file is closed, then lets the file go', async () => {
     const vectors = new RowVectors(DIMS, dir);
