@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ScanPool, VectorMatrix } from '../../src/search/kernel/index.js';
-import { RowScorer } from '../../src/search/kernel/row-scorer.js';
+import { RowScorer, RowScorers } from '../../src/search/kernel/row-scorer.js';
 import { RowVectors } from '../../src/search/row-vectors.js';
 import { normalizeVector } from '../../src/search/vectors.js';
 import { until } from '../helpers/poll.js';
@@ -121,4 +121,41 @@ describe.each([
     expect(Array.from(await scored)).toEqual(Array.from(rows, (r) => want[r]));
     await until(files, (n) => n === 0);
   }, 60_000);
+});
+
+describe('row scorers', () => {
+  it('lends each call a scorer of its own, at most `most` at once, the others waiting for one to come back', async () => {
+    const scorers = new RowScorers(DIMS, 3);
+    const seen = new Set<RowScorer>();
+    const lent = new Set<RowScorer>();
+    let most = 0;
+    const query = randomUnit();
+    const rows = Array.from({ length: 10 }, randomUnit);
+    const write = (scorer: RowScorer, row: Float32Array) => new Float32Array(scorer.rows(1).buffer, scorer.rows(1).byteOffset, DIMS).set(row);
+    const results = await Promise.all(
+      rows.map((row, i) =>
+        scorers.use(async (scorer) => {
+          expect(lent.has(scorer)).toBe(false);
+          lent.add(scorer);
+          seen.add(scorer);
+          most = Math.max(most, lent.size);
+          write(scorer, row);
+          await new Promise((resolve) => setTimeout(resolve, 5 + (i % 3)));
+          const [score] = scorer.score(query, 1);
+          lent.delete(scorer);
+          return score;
+        }),
+      ),
+    );
+    expect(most).toBe(3);
+    expect(seen.size).toBe(3);
+    // Each call scored the row it wrote, untouched by the others meanwhile.
+    const alone = new RowScorer(DIMS);
+    expect(results).toEqual(
+      rows.map((row) => {
+        write(alone, row);
+        return alone.score(query, 1)[0];
+      }),
+    );
+  });
 });

@@ -49,21 +49,42 @@ export class RowScorer {
   }
 }
 
+/** Scorers a RowScorers makes at most: a scorer keeps the memory its largest call grew it to (up to 6 MB). */
+const MAX_SCORERS = 8;
+
 /**
  * Row scorers lent to one call at a time: a call that reads its rows into its scorer on other
  * threads (row-vectors.ts) holds it until it returns, while other searches score with others.
+ * Past MAX_SCORERS lent, a call waits for one to come back.
  */
 export class RowScorers {
   private readonly idle: RowScorer[] = [];
+  private readonly waiting: ((scorer: RowScorer) => void)[] = [];
+  private made = 0;
 
-  constructor(private readonly dims: number) {}
+  constructor(
+    private readonly dims: number,
+    private readonly most = MAX_SCORERS,
+  ) {}
 
   async use<T>(fn: (scorer: RowScorer) => Promise<T> | T): Promise<T> {
-    const scorer = this.idle.pop() ?? new RowScorer(this.dims);
+    const scorer = await this.take();
     try {
       return await fn(scorer);
     } finally {
-      this.idle.push(scorer);
+      const next = this.waiting.shift();
+      if (next) next(scorer);
+      else this.idle.push(scorer);
     }
+  }
+
+  private take(): Promise<RowScorer> | RowScorer {
+    const idle = this.idle.pop();
+    if (idle) return idle;
+    if (this.made < this.most) {
+      this.made++;
+      return new RowScorer(this.dims);
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
 }
