@@ -120,6 +120,17 @@ function rotatedOf(space: CodeSpace, x: ArrayLike<number>): Float64Array {
   return rotated;
 }
 
+/**
+ * Math.round(x) (ties toward +Infinity) for |x| < 2^52, without a branch: a row's coordinates
+ * round up or down at random, and the branches V8 makes of Math.round, mispredicted half the
+ * time, took 19 of encodeRow's 65 µs at 1536 dimensions. x - floor(x) is exact there, so no x
+ * just below a half rounds up, as floor(x + 0.5) would.
+ */
+function round(x: number): number {
+  const down = Math.floor(x);
+  return down + Number(x - down >= 0.5);
+}
+
 /** The scale that puts the largest of `y` at `max`. */
 function scaleFor(y: Float64Array, max: number): number {
   let largest = 0;
@@ -156,11 +167,12 @@ export function encodeRow(space: CodeSpace, x: Float32Array): RowCode {
   let signed = 0;
   let squares = 0;
   for (let i = 0; i < y.length; i++) {
-    const code = Math.max(-127, Math.min(127, Math.round(y[i] / scale)));
+    const code = Math.max(-127, Math.min(127, round(y[i] / scale)));
     codes[i] = code;
     const r = y[i] - scale * code;
     residual += r * r;
-    signed += code >= 0 ? y[i] : -y[i];
+    // Without a branch: half the codes are negative, at random.
+    signed += (2 * Number(code >= 0) - 1) * y[i];
     squares += y[i] * y[i];
   }
   const view = new DataView(bytes.buffer);
@@ -215,10 +227,10 @@ export function bitRow(space: CodeSpace, code: Uint8Array, into = new Uint8Array
   into.fill(0, 0, space.bitBytes);
   let set = 0;
   for (let i = 0; i < space.padded; i++) {
-    if (code[i] < 128) {
-      into[i >> 3] |= 1 << (i & 7);
-      set++;
-    }
+    // Without a branch: half the codes are negative, at random.
+    const bit = Number(code[i] < 128);
+    into[i >> 3] |= bit << (i & 7);
+    set += bit;
   }
   const from = new DataView(code.buffer, code.byteOffset, code.byteLength);
   const to = new DataView(into.buffer, into.byteOffset, into.byteLength);
