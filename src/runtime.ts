@@ -94,7 +94,12 @@ export async function startRuntime(config: Config, store: Store, options: Runtim
         vectorIndex: () => index?.memory() ?? null,
       })
     : null;
-  const onPagesIngested = metrics ? (pages: number) => metrics.countPagesIngested(pages) : undefined;
+  // The page index of this process (an API's) follows the workspaces its ingests write to, unless
+  // workspaces are left to load at their first search.
+  const onPagesIngested = (workspaceId: number, pages: number) => {
+    metrics?.countPagesIngested(pages);
+    if (config.indexPreload) index?.follow(workspaceId);
+  };
 
   let worker: TaskWorker | null = null;
   let deliverer: WebhookDeliverer | null = null;

@@ -57,8 +57,8 @@ export interface ServiceParts {
   onOptimizerLlmError: (error: unknown) => void;
   /** Told of each completed search: its alpha and how long it took. */
   onSearch?: (alpha: number, seconds: number) => void;
-  /** Told of pages stored by an embedding ingest. */
-  onPagesIngested?: (pages: number) => void;
+  /** Told of pages stored by an embedding ingest, and in which workspace. */
+  onPagesIngested?: (workspaceId: number, pages: number) => void;
 }
 
 /** `fn` with its first argument (its dependencies) given. */
@@ -85,13 +85,13 @@ export function createServices(parts: ServiceParts) {
     documents: {
       ingestEmbedding: async (...args: Parameters<EmbeddingIngester['ingest']>) => {
         const stored = await embeddingIngester.ingest(...args);
-        parts.onPagesIngested?.(1);
+        parts.onPagesIngested?.(args[0], 1);
         return stored;
       },
       ingestEmbeddings: async (...args: Parameters<EmbeddingIngester['ingestAll']>) => {
         const outcomes = await embeddingIngester.ingestAll(...args);
         const stored = outcomes.filter((o) => o.ok).length;
-        if (stored > 0) parts.onPagesIngested?.(stored);
+        if (stored > 0) parts.onPagesIngested?.(args[0], stored);
         return outcomes;
       },
       list: bind(db, listDocuments),

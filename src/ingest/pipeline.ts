@@ -16,8 +16,8 @@ import { throttledProgress, type ProgressReporter } from '../tasks/worker.js';
 export interface IngestDeps extends SourceDeps {
   db: Kysely<Database>;
   embedder: EmbeddingProvider;
-  /** Told of the pages each ingested document stored. */
-  onPagesIngested?: (pages: number) => void;
+  /** Told of the pages each ingested document stored, and in which workspace. */
+  onPagesIngested?: (workspaceId: number, pages: number) => void;
 }
 
 // What a document ingested from a file or URL carries into the store.
@@ -136,7 +136,7 @@ async function processFile(
     await insertPages(trx, ctx.task.workspace_id, doc.id, newPages);
     return { documentId: doc.id, message: completionMessage(parsed), result: doc.id };
   });
-  deps.onPagesIngested?.(newPages.length);
+  deps.onPagesIngested?.(ctx.task.workspace_id, newPages.length);
 }
 
 /** What the task says when done: how many pages, and which came from OCR or were left unread. */

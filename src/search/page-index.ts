@@ -700,6 +700,22 @@ export class PageIndex {
     }
   }
 
+  /**
+   * Keeps the index of a workspace that this process wrote pages to current, in the background:
+   * loads it if it is not held (at the first write, while it is small), else catches it up with
+   * the writes, one catch-up at a time with at most one waiting (on the embedded engine a write's
+   * pages are handed over as it commits, and nothing is read back). So the first search after a
+   * bulk ingest finds the index ready, or nearly, where it would have loaded every page (at a
+   * million pages, two to three minutes).
+   */
+  follow(workspaceId: number): void {
+    if (this.closed) return;
+    const held = this.workspaces.get(workspaceId);
+    if (!held) return void this.workspace(workspaceId).catch(() => undefined);
+    // After a load under way, which may have read the store before this write.
+    held.then((ws) => (this.closed ? undefined : this.catchUp(workspaceId, ws))).catch(() => undefined);
+  }
+
   private workspace(workspaceId: number): Promise<WorkspacePages> {
     let pending = this.workspaces.get(workspaceId);
     if (!pending) {
@@ -848,8 +864,10 @@ export class PageIndex {
   async close(): Promise<void> {
     this.closed = true;
     this.unwatch();
-    // A load under way stops at its next slice; wait for it, so that nothing reads the store after this.
+    // A load under way stops at its next slice; wait for it, and for the catch-ups under way, so
+    // that nothing reads the store after this.
     await Promise.allSettled(this.workspaces.values());
+    await Promise.allSettled([...this.ready.values()].map((ws) => ws.lastCatchUp));
     if (this.snapshots) {
       for (const [workspaceId, ws] of this.ready) {
         // Only a workspace whose state matches its position: none with a catch-up under way.

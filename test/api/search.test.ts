@@ -925,6 +925,41 @@ describe.each(ENGINES)('the page index at start-up on %s', (engine) => {
     }
   });
 
+  it('follows a workspace this process ingests into: loaded at the first write and kept current before any search', async () => {
+    const fresh = await openTestStore(engine);
+    const t = await startTestApp(engine, { store: fresh });
+    try {
+      expect(await indexOf(t)).toMatchObject({ workspaces: 0, pages: 0 });
+      const batch = (from: number, count: number) => ({
+        documents: Array.from({ length: count }, (_, i) => ({ embedding: vector(5000 + from + i), content: `Harbour log entry ${from + i}.` })),
+      });
+      // Batches one after another and at once: some land while the first write's load is under way.
+      const first = await call(t.app, 'POST', `${INGEST}/batch`, { body: batch(0, 20) });
+      expect(first.statusCode, first.body).toBe(200);
+      const together = await Promise.all([batch(20, 15), batch(35, 15)].map((body) => call(t.app, 'POST', `${INGEST}/batch`, { body })));
+      for (const res of together) expect(res.json().data.created, res.body).toBe(15);
+      const single = await call(t.app, 'POST', INGEST, { body: { embedding: vector(5050), content: 'Harbour log entry 50.' } });
+      expect(single.statusCode, single.body).toBe(201);
+      expect(await until(() => indexOf(t), (v) => v.loading === 0 && v.pages === 51)).toMatchObject({ workspaces: 1, pages: 51 });
+      expect(await harbour(t, KEYS.read)).toHaveLength(10);
+    } finally {
+      await t.close();
+      await fresh.close();
+    }
+  });
+
+  it('with FOLIO_INDEX_PRELOAD=off does not follow the workspaces it ingests into', async () => {
+    const t = await startTestApp(engine, { store, env: { FOLIO_INDEX_PRELOAD: 'off' } });
+    try {
+      const res = await call(t.app, 'POST', INGEST, { body: { embedding: vector(4030), content: 'A harbour crane was repaired.' } });
+      expect(res.statusCode, res.body).toBe(201);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await indexOf(t)).toMatchObject({ workspaces: 0, loading: 0 });
+    } finally {
+      await t.close();
+    }
+  });
+
   it('with FOLIO_INDEX_PRELOAD=off loads a workspace at its first search only', async () => {
     const t = await startTestApp(engine, { store, env: { FOLIO_INDEX_PRELOAD: 'off' } });
     try {
