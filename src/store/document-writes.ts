@@ -13,7 +13,7 @@ import {
   type DeletedDocument,
   type DocumentRow,
 } from './documents.js';
-import { documentIdsInOrder, EMBEDDED_BATCH_SQL, embeddedBatchArguments, type EmbeddedDocument } from './embedded-batch.js';
+import { EMBEDDED_BATCH_SQL, embeddedBatchArguments, writtenIdsInOrder, type EmbeddedDocument, type WrittenRow } from './embedded-batch.js';
 import type { AlsoWrite, Database } from './schema.js';
 import { insertTasks } from './tasks.js';
 
@@ -45,7 +45,7 @@ export async function insertEmbeddedDocuments(db: Kysely<Database>, items: Embed
 export async function insertEmbeddedDocumentsUnwatched(db: Kysely<Database>, items: EmbeddedDocument[]): Promise<number[] | null> {
   if (items.length === 0) return [];
   const { rows } = await db.executeQuery(CompiledQuery.raw(EMBEDDED_BATCH_SQL, embeddedBatchArguments(items)));
-  return documentIdsInOrder(items.map((item) => item.document.taskIdentifier), rows as { id: number; task_identifier: string }[]);
+  return writtenIdsInOrder(items.map((item) => item.document.taskIdentifier), rows as WrittenRow[])?.documentIds ?? null;
 }
 
 /** Deletes the workspace's documents of `ids` with `also` (their events) in one transaction; returns what was deleted. */

@@ -1,11 +1,13 @@
-// One call of insert_embedded_documents (migration 0017) for a batch of one-page documents from
+// One call of insert_embedded_documents (migrations 0017 and 0019) for a batch of one-page documents from
 // precomputed embeddings: the statement and its arguments, already in the form PostgreSQL reads
 // them (array literals as text, the vectors as one binary parameter). The server engine runs it
 // through Kysely; the embedded engine's thread (pglite-thread.ts) runs it itself.
 import { serialize } from 'pg-protocol';
 import type { NewDocument, NewPage } from './documents.js';
 import { encodeEmbedding } from './embedding-bytes.js';
+import { SUPERSEDED_EMBEDDING_MODEL } from './embedding-models.js';
 import { storedParagraphContent } from './paragraph-content.js';
+import type { IndexedPage } from './pages.js';
 import type { NewTask } from './tasks.js';
 
 /** A one-page document and its task, recorded as done: the document id is filled in. */
@@ -15,7 +17,7 @@ export interface EmbeddedDocument {
   task: Omit<NewTask, 'documentId'>;
 }
 
-export const EMBEDDED_BATCH_SQL = `SELECT id, task_identifier FROM insert_embedded_documents(
+export const EMBEDDED_BATCH_SQL = `SELECT id, task_identifier, page_id FROM insert_embedded_documents(
   $1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
   $10::int[], $11::text[], $12::int[], $13::int[], $14::text[], $15::bytea,
   $16::text[], $17::int[], $18::text[], $19::text[], $20::int[], $21::text[], $22::text[], $23::text[],
@@ -203,11 +205,55 @@ export function embeddedBatchArguments(items: readonly EmbeddedDocument[]): Batc
   return joinBatches([packBatch(items)]);
 }
 
-/** The statement's rows as document ids in the items' order, or null when it wrote nothing (a watched workspace). */
-export function documentIdsInOrder(taskIdentifiers: readonly string[], rows: readonly { id: number; task_identifier: string }[]): number[] | null {
+/**
+ * The pages a write committed, by workspace, as the page index would read them back from the
+ * store, made from the items that carried them: the stored content, vector and tsvector are the
+ * items' own. The tsvector's lexemes come in the order of their first position (the store keeps
+ * them sorted), which the keyword index does not depend on. A workspace with a page whose
+ * tsvector the database computed (text english-tsvector.ts does not cover) is left out: its next
+ * catch-up reads them all.
+ */
+export function writtenPages(items: readonly EmbeddedDocument[], { documentIds, pageIds }: WrittenIds): Map<number, IndexedPage[]> {
+  const groups = new Map<number, IndexedPage[] | null>();
+  items.forEach(({ document: { workspaceId }, page }, i) => {
+    let group = groups.get(workspaceId);
+    if (group === null) return;
+    if (!page.tsv) return void groups.set(workspaceId, null);
+    if (!group) groups.set(workspaceId, (group = []));
+    group.push({
+      id: pageIds[i],
+      documentId: documentIds[i],
+      pageNumber: page.pageNumber,
+      content: Buffer.from(page.content),
+      embedding: page.embedding,
+      tsv: page.tsv,
+      superseded: page.embeddingModel === SUPERSEDED_EMBEDDING_MODEL,
+    });
+  });
+  const pages = new Map<number, IndexedPage[]>();
+  for (const [workspaceId, group] of groups) if (group) pages.set(workspaceId, group);
+  return pages;
+}
+
+/** A row of the statement's answer: a document written, and its page. */
+export interface WrittenRow {
+  id: number;
+  task_identifier: string;
+  page_id: number;
+}
+
+/** The documents' ids and their pages' ids in the items' order. */
+export interface WrittenIds {
+  documentIds: number[];
+  pageIds: number[];
+}
+
+/** The statement's rows as ids in the items' order, or null when it wrote nothing (a watched workspace). */
+export function writtenIdsInOrder(taskIdentifiers: readonly string[], rows: readonly WrittenRow[]): WrittenIds | null {
   if (rows.length === 0) return null;
-  const idByTask = new Map(rows.map((r) => [r.task_identifier, Number(r.id)]));
-  return taskIdentifiers.map((identifier) => idByTask.get(identifier)!);
+  const rowByTask = new Map(rows.map((r) => [r.task_identifier, r]));
+  const written = taskIdentifiers.map((identifier) => rowByTask.get(identifier)!);
+  return { documentIds: written.map((r) => Number(r.id)), pageIds: written.map((r) => Number(r.page_id)) };
 }
 
 /** Named once per session on the embedded engine's thread (node-postgres names its own `folio_<n>`). */
@@ -249,7 +295,7 @@ export function batchCallMessages(args: BatchArgument[], parsed: boolean): Uint8
 export interface BatchAnswer {
   /** Whether the statement is now parsed in the session. */
   parsed: boolean;
-  rows: { id: number; task_identifier: string }[];
+  rows: WrittenRow[];
   /** PostgreSQL's error, if the call failed. */
   error: { code: string; message: string } | null;
 }
@@ -282,7 +328,7 @@ export function readBatchAnswer(blocks: readonly Uint8Array[]): BatchAnswer {
         values.push(answer.toString('utf8', field + 6, field + 6 + Math.max(0, length)));
         field += 4 + Math.max(0, length);
       }
-      result.rows.push({ id: Number(values[0]), task_identifier: values[1] });
+      result.rows.push({ id: Number(values[0]), task_identifier: values[1], page_id: Number(values[2]) });
     } else if (type === 'E') {
       result.error = errorOf(answer, field, end);
     }

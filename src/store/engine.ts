@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { Kysely, Migrator, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_EMBEDDED_CACHE_MB, DEFAULT_EMBEDDED_WAL_MB } from '../config.js';
-import type { EmbeddedDocument } from './embedded-batch.js';
+import { writtenPages, type EmbeddedDocument } from './embedded-batch.js';
 import type { Database } from './schema.js';
 import { raisingStoreErrors, translatingPool } from './errors.js';
 import { migrationProvider } from './migrations/index.js';
@@ -41,11 +41,12 @@ export interface LocalWrites {
  * then instead of reading them back at the next search).
  */
 export interface WrittenPagesWatcher {
-  /** Whether the pages of a write to the workspace are wanted (they are then read back with it). */
+  /** Whether the pages of a write to the workspace are wanted (they are then handed over with it). */
   wants(workspaceId: number): boolean;
   /**
    * The write, counted as local write `writes`, wrote to `workspaces`; `pages`: their pages by
-   * workspace, or null when none was wanted or they could not be read back.
+   * workspace (a workspace is missing whose pages could not all be made: embedded-batch.ts), or
+   * null when none was wanted.
    */
   written(writes: number, workspaces: readonly number[], pages: ReadonlyMap<number, IndexedPage[]> | null): void;
 }
@@ -195,17 +196,6 @@ export class StatementNames {
   }
 }
 
-/** `pages` grouped by their workspaces (`workspaceOf[i]` is page i's). */
-function pagesByWorkspace(pages: IndexedPage[], workspaceOf: Int32Array): Map<number, IndexedPage[]> {
-  const groups = new Map<number, IndexedPage[]>();
-  pages.forEach((page, i) => {
-    let group = groups.get(workspaceOf[i]);
-    if (!group) groups.set(workspaceOf[i], (group = []));
-    group.push(page);
-  });
-  return groups;
-}
-
 function embeddedPool(pool: pg.Pool, writes: { count: number }): PostgresPool {
   const names = new StatementNames();
   return {
@@ -266,10 +256,10 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
     const localWrites = { count: 0 };
     const db = new Kysely<Database>({ dialect: new StoreDialect({ pool: translatingPool(embeddedPool(pool, localWrites)) }) });
     const watchers = new Set<WrittenPagesWatcher>();
-    thread.onWritten = ({ workspaces, pages, pageWorkspaces }) => {
+    thread.onWritten = ({ workspaces, items, written, readBack }) => {
       // Counted once committed: a reader that sees the count asks after the write.
       localWrites.count++;
-      const byWorkspace = pages ? pagesByWorkspace(unpackPages(pages), pageWorkspaces) : null;
+      const byWorkspace = readBack ? writtenPages(items, written) : null;
       for (const watcher of watchers) watcher.written(localWrites.count, workspaces, byWorkspace);
     };
     return {

@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Worker } from 'node:worker_threads';
 import { parse, serialize } from 'pg-protocol';
-import { packBatch, type EmbeddedDocument, type PackedBatch } from './embedded-batch.js';
+import { packBatch, type EmbeddedDocument, type PackedBatch, type WrittenIds } from './embedded-batch.js';
 import { threadFailure } from './errors.js';
 import type { PackedPages } from './page-batch.js';
 import type { PageSelection } from './pages.js';
@@ -17,6 +17,16 @@ import { startWorker } from '../worker-entry.js';
 /** What a request is answered with: protocol bytes answer blocks, embedded writes ids (or null), a page read its pages. */
 type Answer = Uint8Array[] | number[] | PackedPages | null;
 
+/** A committed write of documents from embeddings, as `onWritten` is told of it. */
+export interface EmbeddedWrite {
+  workspaces: number[];
+  /** The items written, in order, with the ids of their documents and pages. */
+  items: EmbeddedDocument[];
+  written: WrittenIds;
+  /** Whether one of the write's requests asked for its pages. */
+  readBack: boolean;
+}
+
 /** Documents packed at once for the thread: about 5 ms of the main thread's time. */
 const PACK_SLICE = 32;
 
@@ -24,10 +34,12 @@ const PACK_SLICE = 32;
 export class EngineThread {
   readonly #worker: Worker;
   readonly #requests: ThreadRequests<Answer>;
+  /** The documents of each write sent and not yet answered, by request id, for `onWritten`. */
+  readonly #writes = new Map<number, { items: EmbeddedDocument[]; readBack: boolean }>();
   #failure: Error | null = null;
   #closed: (() => void) | null = null;
   /** Told of each committed write of documents from embeddings, before anything that ran after it is answered. */
-  onWritten: (written: Extract<ThreadReply, { type: 'written' }>) => void = () => {};
+  onWritten: (write: EmbeddedWrite) => void = () => {};
 
   private constructor(worker: Worker) {
     this.#worker = worker;
@@ -70,7 +82,7 @@ export class EngineThread {
   /**
    * Writes documents from precomputed embeddings on the thread, joined with the others waiting
    * there (pglite-thread.ts): their ids in order, or null when a webhook watches one of their
-   * workspaces and nothing was written. `readBack`: `onWritten` is told the write's pages.
+   * workspaces and nothing was written. `readBack`: the write's pages are wanted (`onWritten`).
    */
   async writeEmbedded(items: EmbeddedDocument[], readBack: boolean): Promise<number[] | null> {
     // Packed here, not on the thread, whose time is the engine's: PostgreSQL's own work is the rest
@@ -81,7 +93,10 @@ export class EngineThread {
       batches.push(packBatch(items.slice(from, from + PACK_SLICE)));
     }
     return this.#send(
-      (id) => ({ type: 'embedded', id, batches, readBack }),
+      (id) => {
+        this.#writes.set(id, { items, readBack });
+        return { type: 'embedded', id, batches };
+      },
       batches.flatMap((batch) => [batch.embeddings.buffer as ArrayBuffer, batch.tsvectors.buffer as ArrayBuffer]),
     );
   }
@@ -109,10 +124,13 @@ export class EngineThread {
 
   #answer(reply: ThreadReply): void {
     if (reply.type === 'bytes') this.#requests.settle(reply.id, { answer: reply.blocks });
-    else if (reply.type === 'embedded') this.#requests.settle(reply.id, { answer: reply.ids });
-    else if (reply.type === 'pages') this.#requests.settle(reply.id, { answer: reply.pages });
-    else if (reply.type === 'written') this.onWritten(reply);
+    else if (reply.type === 'embedded') {
+      this.#writes.delete(reply.id);
+      this.#requests.settle(reply.id, { answer: reply.ids });
+    } else if (reply.type === 'pages') this.#requests.settle(reply.id, { answer: reply.pages });
+    else if (reply.type === 'written') this.#written(reply);
     else if (reply.type === 'error') {
+      this.#writes.delete(reply.id);
       // A statement's failure keeps PostgreSQL's code (toStoreError reads it).
       const error = reply.error.code
         ? Object.assign(new Error(reply.error.message), { code: reply.error.code })
@@ -121,8 +139,14 @@ export class EngineThread {
     }
   }
 
+  #written({ workspaces, requests, written }: Extract<ThreadReply, { type: 'written' }>): void {
+    const writes = requests.map((id) => this.#writes.get(id)!);
+    this.onWritten({ workspaces, items: writes.flatMap((w) => w.items), written, readBack: writes.some((w) => w.readBack) });
+  }
+
   #fail(error: Error): void {
     this.#failure ??= error;
+    this.#writes.clear();
     this.#requests.failAll(error);
   }
 }

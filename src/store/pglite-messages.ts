@@ -1,5 +1,5 @@
 // What the main thread and the embedded engine's thread say to each other.
-import type { PackedBatch } from './embedded-batch.js';
+import type { PackedBatch, WrittenIds } from './embedded-batch.js';
 import type { PackedPages } from './page-batch.js';
 import type { PageSelection } from './pages.js';
 
@@ -16,9 +16,9 @@ export type ThreadRequest =
   | { type: 'bytes'; id: number; bytes: Uint8Array }
   /**
    * Documents from precomputed embeddings to write, packed by the main thread and joined with
-   * the others waiting (embedded-batch.ts); `readBack`: the write's pages are wanted (`written`).
+   * the others waiting (embedded-batch.ts).
    */
-  | { type: 'embedded'; id: number; batches: PackedBatch[]; readBack: boolean }
+  | { type: 'embedded'; id: number; batches: PackedBatch[] }
   /** Pages for the page index (page-batch.ts). */
   | { type: 'pages'; id: number; selection: PageSelection }
   | { type: 'close' };
@@ -31,10 +31,10 @@ export type ThreadReply =
   | { type: 'embedded'; id: number; ids: number[] | null }
   /**
    * A write of documents from embeddings committed, told before its requests' answers and
-   * before anything that ran after it: the workspaces it wrote, and its pages (each with its
-   * workspace) when one of its requests asked for them.
+   * before anything that ran after it: the workspaces it wrote, its requests (ids, in the order
+   * written) and the ids of their documents and pages in their items' order.
    */
-  | { type: 'written'; workspaces: number[]; pages: PackedPages | null; pageWorkspaces: Int32Array }
+  | { type: 'written'; workspaces: number[]; requests: number[]; written: WrittenIds }
   | { type: 'pages'; id: number; pages: PackedPages }
   /** `code`: PostgreSQL's, when a statement failed; without it the thread itself failed. */
   | { type: 'error'; id: number; error: { name: string; message: string; code?: string } }

@@ -6,14 +6,15 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import {
   batchCallMessages,
-  documentIdsInOrder,
   joinBatches,
   readBatchAnswer,
   statusAfter,
+  writtenIdsInOrder,
   type BatchAnswer,
   type PackedBatch,
+  type WrittenIds,
 } from './embedded-batch.js';
-import { firstBlockAfter, packedBuffers, pageBatchMessages, readPageBatch, statementOf, type PackedPages } from './page-batch.js';
+import { firstBlockAfter, packedBuffers, pageBatchMessages, readPageBatch, statementOf } from './page-batch.js';
 import type { ThreadReply, ThreadRequest, ThreadStart } from './pglite-messages.js';
 
 const start = workerData as ThreadStart;
@@ -193,35 +194,20 @@ async function call(batches: PackedBatch[]): Promise<BatchAnswer> {
 }
 
 /**
- * Tells the main thread that the write of `requests` committed `ids` (in their items' order):
- * the workspaces written, and the pages read back in the same turn, before any other statement,
- * when one of the requests asked.
+ * Tells the main thread that the write of `requests` committed, before their answers and before
+ * any other statement: the workspaces written, and the ids written (the main thread hands the
+ * pages to the page index from the requests that carried them).
  */
-async function tellWritten(requests: EmbeddedRequest[], ids: number[]): Promise<void> {
-  const workspaceIds = requests.flatMap((r) => r.batches.flatMap((batch) => batch.workspaceIds));
-  const workspaceOf = new Map(workspaceIds.map((workspaceId, i) => [ids[i], workspaceId]));
-  let pages: PackedPages | null = null;
-  if (requests.some((r) => r.readBack) && status === 'I') {
-    try {
-      const selection = { documentIds: ids };
-      const blocks = await answer(pageBatchMessages(selection, readParsed));
-      status = statusAfter(blocks);
-      const result = readPageBatch(blocks);
-      if (result.parsed) readParsed.add(statementOf(selection));
-      if (!result.error) pages = result.pages;
-    } catch {
-      // Not told, the main thread's next catch-up reads them.
-    }
-  }
-  const pageWorkspaces = pages ? Int32Array.from(pages.documentIds, (id) => workspaceOf.get(id)!) : new Int32Array(0);
-  reply({ type: 'written', workspaces: [...new Set(workspaceOf.values())], pages, pageWorkspaces }, pages ? packedBuffers(pages) : []);
+function tellWritten(requests: EmbeddedRequest[], written: WrittenIds): void {
+  const workspaces = [...new Set(requests.flatMap((r) => r.batches.flatMap((batch) => batch.workspaceIds)))];
+  reply({ type: 'written', workspaces, requests: requests.map((r) => r.id), written });
 }
 
-async function settle(request: EmbeddedRequest, result: BatchAnswer): Promise<void> {
+function settle(request: EmbeddedRequest, result: BatchAnswer): void {
   if (result.error) return reply({ type: 'error', id: request.id, error: { name: 'DatabaseError', ...result.error } });
-  const ids = documentIdsInOrder(taskIdentifiersOf([request]), result.rows);
-  if (ids) await tellWritten([request], ids);
-  reply({ type: 'embedded', id: request.id, ids });
+  const written = writtenIdsInOrder(taskIdentifiersOf([request]), result.rows);
+  if (written) tellWritten([request], written);
+  reply({ type: 'embedded', id: request.id, ids: written?.documentIds ?? null });
 }
 
 /** Writes the waiting requests as one statement; when it fails or a webhook watches, each alone. */
@@ -234,14 +220,16 @@ async function writeWaiting(): Promise<void> {
   try {
     const joined = await call(requests.flatMap((r) => r.batches));
     if (requests.length === 1) {
-      await settle(requests[0], joined);
+      settle(requests[0], joined);
     } else if (!joined.error && joined.rows.length > 0) {
-      const ids = documentIdsInOrder(taskIdentifiersOf(requests), joined.rows)!;
-      await tellWritten(requests, ids);
+      const written = writtenIdsInOrder(taskIdentifiersOf(requests), joined.rows)!;
+      tellWritten(requests, written);
       let offset = 0;
-      for (const request of requests) reply({ type: 'embedded', id: request.id, ids: ids.slice(offset, (offset += documentsOf(request))) });
+      for (const request of requests) {
+        reply({ type: 'embedded', id: request.id, ids: written.documentIds.slice(offset, (offset += documentsOf(request))) });
+      }
     } else {
-      for (const request of requests) await settle(request, await call(request.batches));
+      for (const request of requests) settle(request, await call(request.batches));
     }
   } catch (error) {
     for (const request of requests) reply({ type: 'error', id: request.id, error: failure(error) });

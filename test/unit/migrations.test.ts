@@ -359,10 +359,10 @@ describe.each(ENGINES)('migration 0016 (paragraph content from sentences) on %s'
   });
 });
 
-describe.each(ENGINES)('migration 0017 (sentences by paragraph) on %s', (engine) => {
+describe.each(ENGINES)('migrations 0017 (sentences by paragraph) and 0019 (page ids) on %s', (engine) => {
   const unmigrated = unmigratedStores(engine, '0016_paragraph_content_from_sentences');
 
-  it("gives the batch insert each sentence's paragraph instead of slices, and puts the slices back going down", async () => {
+  it("gives the batch insert each sentence's paragraph instead of slices, then returns each document's page id, and puts both back going down", async () => {
     const db = (await unmigrated.open()).db;
     await migrateTo(db, '0016_paragraph_content_from_sentences');
     const argumentsOf = async () =>
@@ -375,6 +375,18 @@ describe.each(ENGINES)('migration 0017 (sentences by paragraph) on %s', (engine)
     expect(await argumentsOf()).toEqual(['paragraph_counts']);
 
     await migrateTo(db, '0017_sentences_by_paragraph');
+    expect(await argumentsOf()).toEqual(['sentence_paragraphs']);
+    const resultOf = async () =>
+      (
+        await sql<{ result: string }>`
+          SELECT pg_get_function_result(p.oid) AS result FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE n.nspname = current_schema() AND p.proname = 'insert_embedded_documents'
+        `.execute(db)
+      ).rows.map((row) => row.result);
+    expect(await resultOf()).toEqual(['TABLE(id bigint, task_identifier text)']);
+    // 0019 returns each document's page id too, which today's statement reads; the same body.
+    await migrateTo(db, '0019_embedded_documents_page_ids');
+    expect(await resultOf()).toEqual(['TABLE(id bigint, task_identifier text, page_id bigint)']);
     expect(await argumentsOf()).toEqual(['sentence_paragraphs']);
     const workspaceId = await ensureWorkspace(db, 'sentences');
     const paragraphs = [
@@ -395,6 +407,8 @@ describe.each(ENGINES)('migration 0017 (sentences by paragraph) on %s', (engine)
     const sentenceIds = (await paragraphsOfPage(db, pages[0].id)).flatMap((p) => p.sentences.map((s) => s.id));
     expect(sentenceIds).toEqual([...sentenceIds].sort((a, b) => a - b));
 
+    await migrateTo(db, '0017_sentences_by_paragraph');
+    expect(await resultOf()).toEqual(['TABLE(id bigint, task_identifier text)']);
     await migrateTo(db, '0016_paragraph_content_from_sentences');
     expect(await argumentsOf()).toEqual(['paragraph_counts']);
   });

@@ -10,6 +10,15 @@ import * as m0013 from './0013_page_tsvector_supplied.js';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`DROP FUNCTION insert_embedded_documents`.execute(db);
+  await createFunction(db, 'documents');
+}
+
+/**
+ * This migration's insert_embedded_documents, returning each document's id and task; 0019's, the
+ * same function returning each document's page id too, replaces it (and restores this when undone).
+ */
+export async function createFunction(db: Kysely<unknown>, returns: 'documents' | 'documents and pages'): Promise<void> {
+  const pages = returns === 'documents and pages';
   await sql`
     CREATE FUNCTION insert_embedded_documents(
       workspace_ids int[], external_ids text[], file_paths text[], file_urls text[], metadata_texts text[],
@@ -21,7 +30,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       sentence_texts text[], paragraph_docs int[], paragraph_indexes int[], paragraph_contents text[],
       sentence_paragraphs int[], tsvs tsvector[]
     )
-    RETURNS TABLE (id bigint, task_identifier text)
+    RETURNS TABLE (id bigint, task_identifier text${sql.raw(pages ? ', page_id bigint' : '')})
     LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
     #variable_conflict use_column
     BEGIN
@@ -72,7 +81,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         SELECT i.task, i.task_workspace_id, i.kind, i.status, i.progress, i.title, i.message, i.payload::jsonb, d.id
         FROM input i JOIN docs d ON d.task_identifier = i.task_identifier
       )
-      SELECT docs.id, docs.task_identifier FROM docs;
+      ${sql.raw(pages ? 'SELECT docs.id, docs.task_identifier, new_pages.id FROM docs JOIN new_pages ON new_pages.document_id = docs.id' : 'SELECT docs.id, docs.task_identifier FROM docs')};
     END
     $$
   `.execute(db);

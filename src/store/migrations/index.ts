@@ -18,6 +18,7 @@ import * as m0015 from './0015_superseded_pages_index.js';
 import * as m0016 from './0016_paragraph_content_from_sentences.js';
 import * as m0017 from './0017_sentences_by_paragraph.js';
 import * as m0018 from './0018_page_changes_once.js';
+import * as m0019 from './0019_embedded_documents_page_ids.js';
 
 const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0016_paragraph_content_from_sentences': m0016,
   '0017_sentences_by_paragraph': m0017,
   '0018_page_changes_once': m0018,
+  '0019_embedded_documents_page_ids': m0019,
 };
 
 export const migrationProvider: MigrationProvider = {
