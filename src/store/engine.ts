@@ -256,10 +256,10 @@ async function openPGlite(options: StoreOptions): Promise<Store> {
     const localWrites = { count: 0 };
     const db = new Kysely<Database>({ dialect: new StoreDialect({ pool: translatingPool(embeddedPool(pool, localWrites)) }) });
     const watchers = new Set<WrittenPagesWatcher>();
-    thread.onWritten = ({ workspaces, items, written, readBack }) => {
+    thread.onWritten = ({ workspaces, items, written, pagesWanted }) => {
       // Counted once committed: a reader that sees the count asks after the write.
       localWrites.count++;
-      const byWorkspace = readBack ? writtenPages(items, written) : null;
+      const byWorkspace = pagesWanted ? writtenPages(items, written) : null;
       for (const watcher of watchers) watcher.written(localWrites.count, workspaces, byWorkspace);
     };
     return {

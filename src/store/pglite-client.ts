@@ -24,7 +24,7 @@ export interface EmbeddedWrite {
   items: EmbeddedDocument[];
   written: WrittenIds;
   /** Whether one of the write's requests asked for its pages. */
-  readBack: boolean;
+  pagesWanted: boolean;
 }
 
 /** Documents packed at once for the thread: about 5 ms of the main thread's time. */
@@ -35,7 +35,7 @@ export class EngineThread {
   readonly #worker: Worker;
   readonly #requests: ThreadRequests<Answer>;
   /** The documents of each write sent and not yet answered, by request id, for `onWritten`. */
-  readonly #writes = new Map<number, { items: EmbeddedDocument[]; readBack: boolean }>();
+  readonly #writes = new Map<number, { items: EmbeddedDocument[]; pagesWanted: boolean }>();
   #failure: Error | null = null;
   #closed: (() => void) | null = null;
   /** Told of each committed write of documents from embeddings, before anything that ran after it is answered. */
@@ -82,9 +82,9 @@ export class EngineThread {
   /**
    * Writes documents from precomputed embeddings on the thread, joined with the others waiting
    * there (pglite-thread.ts): their ids in order, or null when a webhook watches one of their
-   * workspaces and nothing was written. `readBack`: the write's pages are wanted (`onWritten`).
+   * workspaces and nothing was written. `pagesWanted`: `onWritten` makes the write's pages.
    */
-  async writeEmbedded(items: EmbeddedDocument[], readBack: boolean): Promise<number[] | null> {
+  async writeEmbedded(items: EmbeddedDocument[], pagesWanted: boolean): Promise<number[] | null> {
     // Packed here, not on the thread, whose time is the engine's: PostgreSQL's own work is the rest
     // of it. In slices with a turn between them, as the other requests' work, the way a batch is prepared.
     const batches: PackedBatch[] = [];
@@ -94,7 +94,7 @@ export class EngineThread {
     }
     return this.#send(
       (id) => {
-        this.#writes.set(id, { items, readBack });
+        this.#writes.set(id, { items, pagesWanted });
         return { type: 'embedded', id, batches };
       },
       batches.flatMap((batch) => [batch.embeddings.buffer as ArrayBuffer, batch.tsvectors.buffer as ArrayBuffer]),
@@ -141,7 +141,7 @@ export class EngineThread {
 
   #written({ workspaces, requests, written }: Extract<ThreadReply, { type: 'written' }>): void {
     const writes = requests.map((id) => this.#writes.get(id)!);
-    this.onWritten({ workspaces, items: writes.flatMap((w) => w.items), written, readBack: writes.some((w) => w.readBack) });
+    this.onWritten({ workspaces, items: writes.flatMap((w) => w.items), written, pagesWanted: writes.some((w) => w.pagesWanted) });
   }
 
   #fail(error: Error): void {
