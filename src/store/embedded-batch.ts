@@ -1,7 +1,7 @@
-// One call of insert_embedded_documents (migrations 0017 and 0019) for a batch of one-page documents from
-// precomputed embeddings: the statement and its arguments, already in the form PostgreSQL reads
-// them (array literals as text, the vectors as one binary parameter). The server engine runs it
-// through Kysely; the embedded engine's thread (pglite-thread.ts) runs it itself.
+// One call of insert_embedded_documents (migrations 0017 and 0019) for a batch of one-page
+// documents from precomputed embeddings: the statement and its arguments, already in the form
+// PostgreSQL reads them (array literals as text, the vectors as one binary parameter). The server
+// engine runs it through Kysely; the embedded engine's thread (pglite-thread.ts) runs it itself.
 import { serialize } from 'pg-protocol';
 import type { NewDocument, NewPage } from './documents.js';
 import { encodeEmbedding } from './embedding-bytes.js';
